@@ -1,0 +1,8 @@
+//! Verification for the Homa NIC.
+//!
+//! Owns: the reference model of a Homa endpoint (the golden model every hardware
+//! block is checked against), the packet-level network simulator, workloads,
+//! and the block, whole-NIC and cluster testbenches.
+//!
+//! Must not know about: anything the card itself does not expose; it drives
+//! the hardware only through `homa-hw-sim` and the driver, as a user would.
