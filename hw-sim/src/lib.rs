@@ -1,0 +1,212 @@
+//! Verilator models of the Homa NIC core and a safe way to clock them.
+//!
+//! Owns: the build of every design in `homa_hw::designs()` into a Verilator
+//! model (see build.rs: rebuilt only when the generated Verilog changes), typed
+//! access to each model's ports (`models::homa_core::HomaCore`: one setter per
+//! input, one getter per port), [`Sim`], which clocks a model and writes VCD
+//! waveforms on request, and the host's view of the core ([`csr`]).
+//!
+//! Must not know about: Homa's protocol, the driver or the host library: it
+//! offers the card's wires, nothing above them.
+//!
+//! Waveforms: set `HOMA_VCD=DIR` to trace every simulation into DIR, or build
+//! a [`Sim`] with [`Sim::traced_on_failure`] to keep a trace only when the test
+//! panics. VCD time is in picoseconds with a 4 ns (250 MHz) clock.
+
+pub mod csr;
+
+use std::ffi::CString;
+use std::ops::{Deref, DerefMut};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Generated bindings: one module per design.
+#[allow(clippy::all)]
+pub mod models {
+    include!(concat!(env!("OUT_DIR"), "/models.rs"));
+}
+
+pub use models::homa_core::HomaCore;
+
+/// Path of the Verilog the `homa_core` model was built from.
+pub const HOMA_CORE_VERILOG: &str = env!("HOMA_VERILOG_HOMA_CORE");
+
+/// Clock period in picoseconds (250 MHz), the VCD time unit per cycle.
+pub const CLOCK_PERIOD_PS: u64 = 4000;
+
+/// What every generated model offers; implemented in the generated bindings.
+pub trait Model {
+    fn new() -> Self;
+    /// Evaluates the model after inputs changed.
+    fn eval(&mut self);
+    fn set_clock(&mut self, v: bool);
+    /// Starts a VCD trace: 0 on success.
+    fn trace_open(&mut self, path: &std::ffi::CStr) -> i32;
+    fn trace_dump(&mut self, time_ps: u64);
+    fn trace_close(&mut self);
+}
+
+/// An error starting a waveform trace.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("cannot write a VCD trace to {0}: the path is not valid UTF-8 or holds a NUL byte")]
+    BadPath(PathBuf),
+    #[error("Verilator could not open {0} for a VCD trace")]
+    Open(PathBuf),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// A model with its clock: inputs are set through `Deref` to the model, then
+/// [`Sim::tick`] advances one clock cycle.
+pub struct Sim<M: Model> {
+    model: M,
+    cycle: u64,
+    trace: Option<Trace>,
+}
+
+struct Trace {
+    path: PathBuf,
+    /// Delete the file on drop unless the thread is panicking.
+    keep_only_on_failure: bool,
+}
+
+static SIM_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl<M: Model> Sim<M> {
+    /// A new model with its clock low, traced into `$HOMA_VCD/` when that is set.
+    pub fn new(name: &str) -> Self {
+        let mut sim = Sim {
+            model: M::new(),
+            cycle: 0,
+            trace: None,
+        };
+        sim.model.set_clock(false);
+        sim.model.eval();
+        if let Some(dir) = std::env::var_os("HOMA_VCD") {
+            let n = SIM_COUNTER.fetch_add(1, Ordering::Relaxed);
+            let path = Path::new(&dir).join(format!("{name}-{n}.vcd"));
+            if let Err(e) = sim.trace_to(&path, false) {
+                tracing::warn!("HOMA_VCD set but tracing failed: {e}");
+            }
+        }
+        sim
+    }
+
+    /// A new model traced into `target/vcd/<name>.vcd`; the file is deleted
+    /// when the `Sim` is dropped, unless the thread is panicking (a failing
+    /// test), in which case its path is printed.
+    pub fn traced_on_failure(name: &str) -> Self {
+        let mut sim: Sim<M> = Sim::new(name);
+        if sim.trace.is_none() {
+            let dir = vcd_dir();
+            let path = dir.join(format!("{name}.vcd"));
+            if let Err(e) = sim.trace_to(&path, true) {
+                tracing::warn!("tracing failed: {e}");
+            }
+        }
+        sim
+    }
+
+    /// Starts writing a VCD of every signal to `path`.
+    pub fn trace_to(&mut self, path: &Path, keep_only_on_failure: bool) -> Result<(), TraceError> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| TraceError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        let c = path
+            .to_str()
+            .and_then(|s| CString::new(s).ok())
+            .ok_or_else(|| TraceError::BadPath(path.to_path_buf()))?;
+        if self.model.trace_open(&c) != 0 {
+            return Err(TraceError::Open(path.to_path_buf()));
+        }
+        self.model.trace_dump(self.cycle * CLOCK_PERIOD_PS);
+        self.trace = Some(Trace {
+            path: path.to_path_buf(),
+            keep_only_on_failure,
+        });
+        Ok(())
+    }
+
+    /// Where the trace goes, if tracing.
+    pub fn trace_path(&self) -> Option<&Path> {
+        self.trace.as_ref().map(|t| t.path.as_path())
+    }
+
+    /// Settles combinational logic after inputs changed, without a clock edge.
+    pub fn eval(&mut self) {
+        self.model.eval();
+    }
+
+    /// One clock cycle: a rising edge (registers take the inputs set since the
+    /// last tick), then the falling edge. Outputs read afterwards are those of
+    /// the new cycle.
+    pub fn tick(&mut self) {
+        let t = self.cycle * CLOCK_PERIOD_PS;
+        self.model.eval();
+        if self.trace.is_some() {
+            self.model.trace_dump(t);
+        }
+        self.model.set_clock(true);
+        self.model.eval();
+        if self.trace.is_some() {
+            self.model.trace_dump(t + CLOCK_PERIOD_PS / 2);
+        }
+        self.model.set_clock(false);
+        self.model.eval();
+        self.cycle += 1;
+    }
+
+    /// Clock cycles since the model was created.
+    pub fn cycle(&self) -> u64 {
+        self.cycle
+    }
+}
+
+impl<M: Model> Deref for Sim<M> {
+    type Target = M;
+    fn deref(&self) -> &M {
+        &self.model
+    }
+}
+
+impl<M: Model> DerefMut for Sim<M> {
+    fn deref_mut(&mut self) -> &mut M {
+        &mut self.model
+    }
+}
+
+impl<M: Model> Drop for Sim<M> {
+    fn drop(&mut self) {
+        let Some(trace) = self.trace.take() else {
+            return;
+        };
+        self.model.trace_dump(self.cycle * CLOCK_PERIOD_PS);
+        self.model.trace_close();
+        if std::thread::panicking() {
+            eprintln!(
+                "waveform of the failing simulation: {} (cycle {})",
+                trace.path.display(),
+                self.cycle
+            );
+        } else if trace.keep_only_on_failure {
+            let _ = std::fs::remove_file(&trace.path);
+        }
+    }
+}
+
+/// `target/vcd`, next to the cached models.
+fn vcd_dir() -> PathBuf {
+    let verilog = Path::new(HOMA_CORE_VERILOG);
+    verilog
+        .ancestors()
+        .nth(3)
+        .map(|target| target.join("vcd"))
+        .unwrap_or_else(|| std::env::temp_dir().join("homa-vcd"))
+}

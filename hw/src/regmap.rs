@@ -1,0 +1,90 @@
+//! The register map: what the driver finds behind the card's CSR window.
+//!
+//! DESIGN NOTES
+//! ------------
+//! Registers are grouped in blocks that form a linked list, the convention
+//! Corundum uses: every block starts with three words, its type, its version and
+//! the byte address of the next block (0 ends the list). The list starts at
+//! address 0. A driver walks the list, finds each block by type, and checks the
+//! version before it touches anything else, so it never hard-codes an offset it
+//! could discover and refuses a bitstream it does not understand.
+//!
+//! This file is the one place block types, versions, bases and register offsets
+//! are written down: the RTL generators take them from here, and so do the
+//! driver and the tests. Every register is 32 bits wide and word aligned;
+//! reads have no side effects.
+//!
+//! Versions are `major << 16 | minor`; a driver accepts a block whose major
+//! version it knows and whose minor version is at least the one it needs.
+
+/// Bytes of CSR address space each register block occupies.
+pub const BLOCK_SPAN: u32 = 0x100;
+
+/// Width of the CSR byte address at the core's port (16 MiB window).
+pub const CSR_ADDR_BITS: usize = 24;
+
+/// Offsets of the header words every block starts with.
+pub mod header {
+    pub const TYPE: u32 = 0x00;
+    pub const VERSION: u32 = 0x04;
+    pub const NEXT: u32 = 0x08;
+    /// First register after the header.
+    pub const FIRST_REGISTER: u32 = 0x0c;
+}
+
+/// Block type codes: "HM" and a block number, so a dump of the CSR space is
+/// recognisable at a glance.
+pub mod block_type {
+    pub const ID: u32 = 0x484d_0001;
+    pub const SCRATCH: u32 = 0x484d_0002;
+}
+
+/// The ID block: what this bitstream is and how it was built. Always first.
+pub mod id {
+    pub const BASE: u32 = 0x0000;
+    pub const VERSION: u32 = 0x0001_0000;
+    /// Design version: `major << 16 | minor << 8 | patch` of the homa-nic release.
+    pub const DESIGN_VERSION: u32 = 0x0c;
+    /// Core clock in kHz (250 000 on the card).
+    pub const CLOCK_KHZ: u32 = 0x10;
+    /// Width of the Ethernet and DMA datapaths in bits.
+    pub const DATAPATH_BITS: u32 = 0x14;
+    /// The Homa wire format the core speaks, as `0xYYYYMM00` of the
+    /// HomaModule format change it follows (see homa_wire::layout).
+    pub const WIRE_FORMAT: u32 = 0x18;
+    /// Value of WIRE_FORMAT for the 2025-07 format.
+    pub const WIRE_FORMAT_2025_07: u32 = 0x2025_0700;
+}
+
+/// A read/write scratch register, for bring-up: proves CSR writes land.
+pub mod scratch {
+    pub const BASE: u32 = 0x0100;
+    pub const VERSION: u32 = 0x0001_0000;
+    /// Read/write; 0 after reset.
+    pub const SCRATCH: u32 = 0x0c;
+    /// Read-only: the bitwise complement of SCRATCH (proves read logic is live).
+    pub const SCRATCH_INVERTED: u32 = 0x10;
+}
+
+/// The blocks of the core in list order: (type, version, base).
+pub const BLOCKS: &[(u32, u32, u32)] = &[
+    (block_type::ID, id::VERSION, id::BASE),
+    (block_type::SCRATCH, scratch::VERSION, scratch::BASE),
+];
+
+/// The NEXT word of the block at `base`: the base of the block after it in
+/// [`BLOCKS`], or 0 for the last.
+pub fn next_block(base: u32) -> u32 {
+    let i = BLOCKS
+        .iter()
+        .position(|b| b.2 == base)
+        .expect("base of a known block");
+    BLOCKS.get(i + 1).map_or(0, |b| b.2)
+}
+
+/// `major << 16 | minor << 8 | patch` of a "major.minor.patch" version string.
+pub fn pack_design_version(version: &str) -> u32 {
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let mut next = || parts.next().unwrap_or(0) & 0xff;
+    (next() << 16) | (next() << 8) | next()
+}
