@@ -1,1 +1,54 @@
-fn main() {}
+//! `homa-nic`: the command-line face of the Homa NIC project.
+//!
+//! Each subcommand lives in `src/cmd/<name>.rs` and only parses, runs and
+//! prints; the work is done by the library crates.
+
+use clap::{Parser, Subcommand};
+use tracing_subscriber::EnvFilter;
+
+mod cmd;
+
+#[derive(Parser)]
+#[command(
+    name = "homa-nic",
+    version,
+    about = "Homa transport offload NIC: simulate it, inspect its traffic, export its Verilog"
+)]
+struct Cli {
+    /// More log output (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print each frame of a pcap capture decoded, one line per packet (like tcpdump).
+    Decode(cmd::decode::DecodeArgs),
+    /// Write the generated Verilog of the core and a file list.
+    Verilog(cmd::verilog::VerilogArgs),
+    /// Write a capture with one frame of every Homa packet type, for Wireshark and tests.
+    SampleCapture(cmd::sample_capture::SampleCaptureArgs),
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let level = match cli.verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level)),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match cli.command {
+        Command::Decode(args) => cmd::decode::run(&args),
+        Command::Verilog(args) => cmd::verilog::run(&args),
+        Command::SampleCapture(args) => cmd::sample_capture::run(&args),
+    }
+}

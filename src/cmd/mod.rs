@@ -1,0 +1,5 @@
+//! One module per subcommand.
+
+pub mod decode;
+pub mod sample_capture;
+pub mod verilog;
