@@ -1,0 +1,34 @@
+# Homa NIC: the two commands of the quick start, and the tools they need.
+#   make demo   the main job (runs in release)
+#   make test   the whole test suite (debug build)
+# Both install what is missing first (`make deps`).
+
+CARGO ?= cargo
+APT_PACKAGES := verilator g++ make
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: deps demo test verilog lint clean
+
+deps:
+	@missing=""; for tool in verilator g++ make; do command -v $$tool >/dev/null 2>&1 || missing=1; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing $(APT_PACKAGES) with apt-get"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(APT_PACKAGES); \
+	fi
+
+demo: deps
+	$(CARGO) run --release --quiet -- sample-capture --out out/sample.pcap
+	$(CARGO) run --release --quiet -- decode out/sample.pcap
+
+test: deps
+	$(CARGO) test --workspace
+
+verilog: deps
+	$(CARGO) run --quiet -- verilog --out out/verilog
+
+lint: verilog
+	cd out/verilog && verilator --lint-only -Wall verilator.vlt homa_core.v
+
+clean:
+	$(CARGO) clean
+	rm -rf out
