@@ -6,3 +6,8 @@
 //!
 //! Must not know about: anything the card itself does not expose; it drives
 //! the hardware only through `homa-hw-sim` and the driver, as a user would.
+
+pub mod cluster;
+pub mod model;
+pub mod net;
+pub mod workload;

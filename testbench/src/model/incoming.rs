@@ -75,7 +75,7 @@ impl MessageIn {
             return Accepted::Duplicate;
         }
         let mut new_bytes = 0u32;
-        let mut copy = |buf: &mut Vec<u8>, s: u32, e: u32| {
+        let copy = |buf: &mut Vec<u8>, s: u32, e: u32| {
             buf[s as usize..e as usize]
                 .copy_from_slice(&payload[(s - offset) as usize..(e - offset) as usize]);
         };

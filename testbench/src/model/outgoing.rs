@@ -61,7 +61,9 @@ impl MessageOut {
     /// End of the next packet starting at `offset`: at most one full payload,
     /// never past `granted`, the end of the unscheduled part, or the message.
     pub fn packet_end(&self, offset: u32, max_payload: u32) -> u32 {
-        let mut end = (offset + max_payload).min(self.length).min(self.granted.max(offset + 1));
+        let mut end = (offset + max_payload)
+            .min(self.length)
+            .min(self.granted.max(offset + 1));
         if offset < self.unscheduled {
             end = end.min(self.unscheduled);
         }
