@@ -30,6 +30,8 @@ enum Command {
     Verilog(cmd::verilog::VerilogArgs),
     /// Write a capture with one frame of every Homa packet type, for Wireshark and tests.
     SampleCapture(cmd::sample_capture::SampleCaptureArgs),
+    /// Simulate a cluster of Homa NICs under a workload; report slowdown by message size.
+    Sim(cmd::sim::SimArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -50,5 +52,6 @@ fn main() -> anyhow::Result<()> {
         Command::Decode(args) => cmd::decode::run(&args),
         Command::Verilog(args) => cmd::verilog::run(&args),
         Command::SampleCapture(args) => cmd::sample_capture::run(&args),
+        Command::Sim(args) => cmd::sim::run(&args),
     }
 }

@@ -2,4 +2,5 @@
 
 pub mod decode;
 pub mod sample_capture;
+pub mod sim;
 pub mod verilog;

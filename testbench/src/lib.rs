@@ -10,4 +10,6 @@
 pub mod cluster;
 pub mod model;
 pub mod net;
+pub mod plot;
+pub mod report;
 pub mod workload;
