@@ -416,10 +416,10 @@ fn rust_bindings(name: &str, ports: &[Port]) -> String {
     let mut methods = String::new();
     for p in ports {
         let t = rust_type(p.width);
-        let mask = if p.width < 64 {
-            format!(" & ((1u64 << {}) - 1)", p.width)
+        let value = if p.width < 64 {
+            format!("(v as u64) & ((1u64 << {}) - 1)", p.width)
         } else {
-            String::new()
+            "v".to_string()
         };
         if p.width <= 64 {
             if p.input {
@@ -430,7 +430,7 @@ fn rust_bindings(name: &str, ports: &[Port]) -> String {
                 );
                 let _ = writeln!(
                     methods,
-                    "    /// Drives input `{}` ({} bit{}).\n    pub fn set_{}(&mut self, v: {t}) {{ unsafe {{ {name}_set_{}(self.raw, (v as u64){mask}) }} }}",
+                    "    /// Drives input `{}` ({} bit{}).\n    pub fn set_{}(&mut self, v: {t}) {{ unsafe {{ {name}_set_{}(self.raw, {value}) }} }}",
                     p.name, p.width, if p.width == 1 { "" } else { "s" }, p.name, p.name
                 );
             }

@@ -9,10 +9,12 @@
 //! offsets; nothing of ours depends on it at run time except through the
 //! generated Verilog.
 
+pub mod byte_swap;
 pub mod core;
 pub mod csr;
 pub mod id_block;
 pub mod regmap;
+pub mod rx_parser;
 pub mod scratch_block;
 
 use rust_hdl::prelude::*;
@@ -64,7 +66,10 @@ pub fn core_design(config: &CoreConfig) -> Design {
 /// Every design hw-sim builds a Verilator model of: the whole core, and any
 /// block that has a testbench of its own.
 pub fn designs() -> Vec<Design> {
-    vec![core_design(&CoreConfig::default())]
+    vec![
+        core_design(&CoreConfig::default()),
+        Design::generate("rx_parser", rx_parser::RxParser::default()),
+    ]
 }
 
 /// Replaces the identifier `top` where it names a module: `module top(`, and

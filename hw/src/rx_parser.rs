@@ -1,0 +1,733 @@
+//! RX parser: checks and classifies every received frame, Homa or not.
+//!
+//! DESIGN NOTES
+//! ------------
+//! The parser watches a 512-bit AXI-Stream (never back-pressuring it) and,
+//! for each frame, produces one verdict record: accept, or the reason for a
+//! drop, with the header fields the rest of the RX path needs. It does not
+//! hold the payload: a store-and-forward packet FIFO beside it keeps the beats
+//! until the verdict says what to do with them, so nothing is written to host
+//! memory for a frame that turns out bad (the frame length, needed to check the
+//! IPv4 total length, is only known at its last beat).
+//!
+//! Header window: the first two beats (128 bytes) are kept byte-swapped, so the
+//! frame reads as one big-endian number and every field is a constant slice
+//! whose position comes from `homa_wire::layout`. A DATA header ends at byte
+//! 90, so two beats always suffice.
+//!
+//! Pipeline (one frame per cycle at most, so back-to-back minimum frames are
+//! fine): the cycle a frame's last beat arrives, the window and the frame
+//! length are registered; the next cycle the checks run on those registers and
+//! the verdict is registered; it is visible on `m_meta_*` the cycle after, for
+//! one cycle (`m_meta_valid`).
+//!
+//! The checks and their order are those of `homa_wire::Frame::decode`, so the
+//! first failing check names the same problem in both; the block testbench
+//! holds the two to that on random frames. One deliberate difference: the card
+//! drops IPv4 headers with options (`IpOptions`) instead of parsing past them,
+//! which keeps the Homa header at a fixed offset; Linux peers never send them.
+
+use rust_hdl::prelude::*;
+
+use crate::byte_swap::ByteSwap512;
+use homa_wire::layout::{self, common, data, eth, grant, ipv4, resend, Field, HOMA_OFFSET};
+use homa_wire::{DecodeError, PacketType};
+
+/// Bytes of header kept per frame: two beats.
+pub const WINDOW_BYTES: usize = 128;
+
+/// What the parser decided about a frame: `Accept`, or why it was dropped.
+/// The value is what `m_meta_reason` carries and indexes the drop counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum RxVerdict {
+    Accept = 0,
+    /// Too short for a header it claims to have (Ethernet, IPv4, Homa common).
+    Truncated = 1,
+    /// Ethertype is not IPv4 (ARP, IPv6, ...).
+    NotIpv4 = 2,
+    IpVersion = 3,
+    /// IHL below 5 words.
+    IpHeaderLength = 4,
+    /// IHL above 5 words: valid IPv4, but the card does not parse options.
+    IpOptions = 5,
+    IpChecksum = 6,
+    /// IPv4 total length below its header or beyond the frame.
+    IpTotalLength = 7,
+    Fragment = 8,
+    /// IP protocol is neither 146 nor 253.
+    NotHoma = 9,
+    UnknownType = 10,
+    /// Shorter than the header of its Homa packet type.
+    HomaTruncated = 11,
+    TooManyAcks = 12,
+    PayloadBeyondMessage = 13,
+}
+
+impl RxVerdict {
+    pub const ALL: [RxVerdict; 14] = [
+        RxVerdict::Accept,
+        RxVerdict::Truncated,
+        RxVerdict::NotIpv4,
+        RxVerdict::IpVersion,
+        RxVerdict::IpHeaderLength,
+        RxVerdict::IpOptions,
+        RxVerdict::IpChecksum,
+        RxVerdict::IpTotalLength,
+        RxVerdict::Fragment,
+        RxVerdict::NotHoma,
+        RxVerdict::UnknownType,
+        RxVerdict::HomaTruncated,
+        RxVerdict::TooManyAcks,
+        RxVerdict::PayloadBeyondMessage,
+    ];
+
+    /// The verdict the hardware gives a frame the software decoder rejects
+    /// with `error`.
+    pub fn of_decode_error(error: &DecodeError) -> RxVerdict {
+        match error {
+            DecodeError::Truncated { .. } => RxVerdict::Truncated,
+            DecodeError::NotIpv4 { .. } => RxVerdict::NotIpv4,
+            DecodeError::IpVersion(_) => RxVerdict::IpVersion,
+            DecodeError::IpHeaderLength(_) => RxVerdict::IpHeaderLength,
+            DecodeError::IpChecksum { .. } => RxVerdict::IpChecksum,
+            DecodeError::IpTotalLength { .. } => RxVerdict::IpTotalLength,
+            DecodeError::Fragment => RxVerdict::Fragment,
+            DecodeError::NotHoma { .. } => RxVerdict::NotHoma,
+            DecodeError::UnknownType(_) => RxVerdict::UnknownType,
+            DecodeError::HomaTruncated { .. } => RxVerdict::HomaTruncated,
+            DecodeError::TooManyAcks(_) => RxVerdict::TooManyAcks,
+            DecodeError::PayloadBeyondMessage { .. } => RxVerdict::PayloadBeyondMessage,
+        }
+    }
+
+    pub fn from_code(code: u8) -> Option<RxVerdict> {
+        RxVerdict::ALL.into_iter().find(|v| *v as u8 == code)
+    }
+
+    /// Snake-case name, as the counters and logs spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RxVerdict::Accept => "accept",
+            RxVerdict::Truncated => "truncated",
+            RxVerdict::NotIpv4 => "not_ipv4",
+            RxVerdict::IpVersion => "ip_version",
+            RxVerdict::IpHeaderLength => "ip_header_length",
+            RxVerdict::IpOptions => "ip_options",
+            RxVerdict::IpChecksum => "ip_checksum",
+            RxVerdict::IpTotalLength => "ip_total_length",
+            RxVerdict::Fragment => "fragment",
+            RxVerdict::NotHoma => "not_homa",
+            RxVerdict::UnknownType => "unknown_type",
+            RxVerdict::HomaTruncated => "homa_truncated",
+            RxVerdict::TooManyAcks => "too_many_acks",
+            RxVerdict::PayloadBeyondMessage => "payload_beyond_message",
+        }
+    }
+}
+
+/// Bit offset in the byte-swapped window of a field at frame byte `base +
+/// field.offset`: where its least significant bit sits.
+fn window_lsb(base: usize, field: Field) -> Constant<Bits<16>> {
+    let end = base + field.end();
+    assert!(
+        end <= WINDOW_BYTES,
+        "field {} ends past the header window",
+        field.name
+    );
+    Constant::new(((8 * (WINDOW_BYTES - end)) as u64).to_bits())
+}
+
+fn c8(v: u8) -> Constant<Bits<8>> {
+    Constant::new((v as u64).to_bits())
+}
+
+fn c16(v: usize) -> Constant<Bits<16>> {
+    Constant::new((v as u64).to_bits())
+}
+
+#[derive(LogicBlock)]
+pub struct RxParser {
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: forgets any frame in progress.
+    pub reset: Signal<In, bool>,
+    /// Received frames, first byte in lane 0; `tkeep` contiguous from lane 0.
+    pub s_axis_tdata: Signal<In, Bits<512>>,
+    pub s_axis_tkeep: Signal<In, Bits<64>>,
+    pub s_axis_tvalid: Signal<In, bool>,
+    pub s_axis_tlast: Signal<In, bool>,
+    /// Always high: the parser never stalls the MAC.
+    pub s_axis_tready: Signal<Out, bool>,
+
+    /// One cycle per frame: the verdict and fields below are valid.
+    pub m_meta_valid: Signal<Out, bool>,
+    /// An `RxVerdict` code; 0 = accept.
+    pub m_meta_reason: Signal<Out, Bits<4>>,
+    /// Frame length in bytes (without FCS).
+    pub m_meta_frame_len: Signal<Out, Bits<16>>,
+    /// The first 128 bytes of the frame, byte-swapped (byte 0 in bits 1023:1016):
+    /// every header field for the blocks downstream.
+    pub m_meta_window: Signal<Out, Bits<1024>>,
+    /// Homa packet type (valid when accepted).
+    pub m_meta_type: Signal<Out, Bits<8>>,
+    pub m_meta_src_mac: Signal<Out, Bits<48>>,
+    pub m_meta_src_ip: Signal<Out, Bits<32>>,
+    pub m_meta_dst_ip: Signal<Out, Bits<32>>,
+    /// Homa priority level from the TOS byte.
+    pub m_meta_priority: Signal<Out, Bits<3>>,
+    pub m_meta_sport: Signal<Out, Bits<16>>,
+    pub m_meta_dport: Signal<Out, Bits<16>>,
+    pub m_meta_sender_id: Signal<Out, Bits<64>>,
+    /// DATA: message length, payload offset in the message (either form), payload bytes.
+    pub m_meta_message_length: Signal<Out, Bits<32>>,
+    pub m_meta_payload_offset: Signal<Out, Bits<32>>,
+    pub m_meta_payload_len: Signal<Out, Bits<16>>,
+    /// GRANT and RESEND: offset; RESEND: length; both: priority byte.
+    pub m_meta_offset: Signal<Out, Bits<32>>,
+    pub m_meta_length: Signal<Out, Bits<32>>,
+    pub m_meta_ctl_priority: Signal<Out, Bits<8>>,
+
+    swap: ByteSwap512,
+    // --- input stage: collects one frame ---
+    /// Index of the next beat within its frame (saturates; only 0 and 1 matter
+    /// for the window, the count matters for the length).
+    beat: DFF<Bits<10>>,
+    win0: DFF<Bits<512>>,
+    win1: DFF<Bits<512>>,
+    /// Frame length of the frame that just ended.
+    frame_len: DFF<Bits<16>>,
+    /// A frame ended last cycle: run the checks on the registers above.
+    check: DFF<bool>,
+    keep_count: Signal<Local, Bits<7>>,
+    popcount: [Signal<Local, Bits<64>>; 6],
+    popmask: [Constant<Bits<64>>; 6],
+
+    // --- check stage: combinational over the registers ---
+    window: Signal<Local, Bits<1024>>,
+    ethertype: Signal<Local, Bits<16>>,
+    version_ihl: Signal<Local, Bits<8>>,
+    total_length: Signal<Local, Bits<16>>,
+    flags_fragment: Signal<Local, Bits<16>>,
+    protocol: Signal<Local, Bits<8>>,
+    homa_len: Signal<Local, Bits<16>>,
+    homa_type: Signal<Local, Bits<8>>,
+    type_header_len: Signal<Local, Bits<16>>,
+    type_known: Signal<Local, bool>,
+    num_acks: Signal<Local, Bits<16>>,
+    ip_sum: Signal<Local, Bits<20>>,
+    ip_sum_folded: Signal<Local, Bits<20>>,
+    ip_sum_final: Signal<Local, Bits<20>>,
+    seg_offset: Signal<Local, Bits<32>>,
+    payload_offset: Signal<Local, Bits<32>>,
+    payload_len: Signal<Local, Bits<16>>,
+    payload_end: Signal<Local, Bits<33>>,
+    message_length: Signal<Local, Bits<32>>,
+    reason: Signal<Local, Bits<4>>,
+
+    // --- output stage ---
+    out_valid: DFF<bool>,
+    out_reason: DFF<Bits<4>>,
+    out_window: DFF<Bits<1024>>,
+    out_frame_len: DFF<Bits<16>>,
+    out_payload_offset: DFF<Bits<32>>,
+    out_payload_len: DFF<Bits<16>>,
+
+    // --- constants from homa_wire::layout ---
+    at_ethertype: Constant<Bits<16>>,
+    at_src_mac: Constant<Bits<16>>,
+    at_version_ihl: Constant<Bits<16>>,
+    at_tos: Constant<Bits<16>>,
+    at_total_length: Constant<Bits<16>>,
+    at_flags_fragment: Constant<Bits<16>>,
+    at_protocol: Constant<Bits<16>>,
+    at_src_ip: Constant<Bits<16>>,
+    at_dst_ip: Constant<Bits<16>>,
+    /// Lsb of the first 16-bit word of the IPv4 header; word i is 16 i below.
+    at_ip_word0: Constant<Bits<16>>,
+    at_sport: Constant<Bits<16>>,
+    at_dport: Constant<Bits<16>>,
+    at_sequence: Constant<Bits<16>>,
+    at_type: Constant<Bits<16>>,
+    at_sender_id: Constant<Bits<16>>,
+    at_message_length: Constant<Bits<16>>,
+    at_seg_offset: Constant<Bits<16>>,
+    at_offset: Constant<Bits<16>>,
+    at_resend_length: Constant<Bits<16>>,
+    at_grant_priority: Constant<Bits<16>>,
+    at_resend_priority: Constant<Bits<16>>,
+    at_num_acks: Constant<Bits<16>>,
+    ethertype_ipv4: Constant<Bits<16>>,
+    proto_homa: Constant<Bits<8>>,
+    proto_homa_old: Constant<Bits<8>>,
+    min_frame_eth: Constant<Bits<16>>,
+    min_frame_ip: Constant<Bits<16>>,
+    ip_header_len: Constant<Bits<16>>,
+    common_len: Constant<Bits<16>>,
+    data_header_len: Constant<Bits<16>>,
+    seg_offset_use_sequence: Constant<Bits<32>>,
+    max_acks: Constant<Bits<16>>,
+    type_data: Constant<Bits<8>>,
+    type_grant: Constant<Bits<8>>,
+    type_resend: Constant<Bits<8>>,
+    type_rpc_unknown: Constant<Bits<8>>,
+    type_busy: Constant<Bits<8>>,
+    type_cutoffs: Constant<Bits<8>>,
+    type_freeze: Constant<Bits<8>>,
+    type_need_ack: Constant<Bits<8>>,
+    type_ack: Constant<Bits<8>>,
+    len_grant: Constant<Bits<16>>,
+    len_resend: Constant<Bits<16>>,
+    len_cutoffs: Constant<Bits<16>>,
+    len_ack: Constant<Bits<16>>,
+}
+
+/// SWAR popcount masks: 0x5555.., 0x3333.., 0x0f0f.., ..., 0x00000000ffffffff.
+fn popcount_masks() -> [Constant<Bits<64>>; 6] {
+    [
+        0x5555_5555_5555_5555u64,
+        0x3333_3333_3333_3333,
+        0x0f0f_0f0f_0f0f_0f0f,
+        0x00ff_00ff_00ff_00ff,
+        0x0000_ffff_0000_ffff,
+        0x0000_0000_ffff_ffff,
+    ]
+    .map(|m| Constant::new(m.to_bits()))
+}
+
+impl Default for RxParser {
+    fn default() -> Self {
+        let ip = eth::HEADER_LEN;
+        let h = HOMA_OFFSET;
+        let ty = |t: PacketType| c8(t as u8);
+        let len = |t: PacketType| c16(layout::header_len(t));
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_axis_tdata: Default::default(),
+            s_axis_tkeep: Default::default(),
+            s_axis_tvalid: Default::default(),
+            s_axis_tlast: Default::default(),
+            s_axis_tready: Default::default(),
+            m_meta_valid: Default::default(),
+            m_meta_reason: Default::default(),
+            m_meta_frame_len: Default::default(),
+            m_meta_window: Default::default(),
+            m_meta_type: Default::default(),
+            m_meta_src_mac: Default::default(),
+            m_meta_src_ip: Default::default(),
+            m_meta_dst_ip: Default::default(),
+            m_meta_priority: Default::default(),
+            m_meta_sport: Default::default(),
+            m_meta_dport: Default::default(),
+            m_meta_sender_id: Default::default(),
+            m_meta_message_length: Default::default(),
+            m_meta_payload_offset: Default::default(),
+            m_meta_payload_len: Default::default(),
+            m_meta_offset: Default::default(),
+            m_meta_length: Default::default(),
+            m_meta_ctl_priority: Default::default(),
+            swap: Default::default(),
+            beat: Default::default(),
+            win0: Default::default(),
+            win1: Default::default(),
+            frame_len: Default::default(),
+            check: Default::default(),
+            keep_count: Default::default(),
+            popcount: Default::default(),
+            popmask: popcount_masks(),
+            window: Default::default(),
+            ethertype: Default::default(),
+            version_ihl: Default::default(),
+            total_length: Default::default(),
+            flags_fragment: Default::default(),
+            protocol: Default::default(),
+            homa_len: Default::default(),
+            homa_type: Default::default(),
+            type_header_len: Default::default(),
+            type_known: Default::default(),
+            num_acks: Default::default(),
+            ip_sum: Default::default(),
+            ip_sum_folded: Default::default(),
+            ip_sum_final: Default::default(),
+            seg_offset: Default::default(),
+            payload_offset: Default::default(),
+            payload_len: Default::default(),
+            payload_end: Default::default(),
+            message_length: Default::default(),
+            reason: Default::default(),
+            out_valid: Default::default(),
+            out_reason: Default::default(),
+            out_window: Default::default(),
+            out_frame_len: Default::default(),
+            out_payload_offset: Default::default(),
+            out_payload_len: Default::default(),
+            at_ethertype: window_lsb(0, eth::ETHERTYPE),
+            at_src_mac: window_lsb(0, eth::SRC),
+            at_version_ihl: window_lsb(ip, ipv4::VERSION_IHL),
+            at_tos: window_lsb(ip, ipv4::TOS),
+            at_total_length: window_lsb(ip, ipv4::TOTAL_LENGTH),
+            at_flags_fragment: window_lsb(ip, ipv4::FLAGS_FRAGMENT),
+            at_protocol: window_lsb(ip, ipv4::PROTOCOL),
+            at_src_ip: window_lsb(ip, ipv4::SRC),
+            at_dst_ip: window_lsb(ip, ipv4::DST),
+            at_ip_word0: window_lsb(
+                ip,
+                Field {
+                    name: "word0",
+                    offset: 0,
+                    size: 2,
+                },
+            ),
+            at_sport: window_lsb(h, common::SPORT),
+            at_dport: window_lsb(h, common::DPORT),
+            at_sequence: window_lsb(h, common::SEQUENCE),
+            at_type: window_lsb(h, common::TYPE),
+            at_sender_id: window_lsb(h, common::SENDER_ID),
+            at_message_length: window_lsb(h, data::MESSAGE_LENGTH),
+            at_seg_offset: window_lsb(h, data::SEG_OFFSET),
+            at_offset: window_lsb(h, grant::OFFSET),
+            at_resend_length: window_lsb(h, resend::LENGTH),
+            at_grant_priority: window_lsb(h, grant::PRIORITY),
+            at_resend_priority: window_lsb(h, resend::PRIORITY),
+            at_num_acks: window_lsb(h, layout::ack::NUM_ACKS),
+            ethertype_ipv4: c16(eth::ETHERTYPE_IPV4 as usize),
+            proto_homa: c8(ipv4::PROTOCOL_HOMA),
+            proto_homa_old: c8(ipv4::PROTOCOL_HOMA_OLD),
+            min_frame_eth: c16(eth::HEADER_LEN),
+            min_frame_ip: c16(HOMA_OFFSET),
+            ip_header_len: c16(ipv4::HEADER_LEN),
+            common_len: c16(common::HEADER_LEN),
+            data_header_len: c16(data::HEADER_LEN),
+            seg_offset_use_sequence: Constant::new(
+                (data::SEG_OFFSET_USE_SEQUENCE as u64).to_bits(),
+            ),
+            max_acks: c16(layout::ack::MAX_ACKS),
+            type_data: ty(PacketType::Data),
+            type_grant: ty(PacketType::Grant),
+            type_resend: ty(PacketType::Resend),
+            type_rpc_unknown: ty(PacketType::RpcUnknown),
+            type_busy: ty(PacketType::Busy),
+            type_cutoffs: ty(PacketType::Cutoffs),
+            type_freeze: ty(PacketType::Freeze),
+            type_need_ack: ty(PacketType::NeedAck),
+            type_ack: ty(PacketType::Ack),
+            len_grant: len(PacketType::Grant),
+            len_resend: len(PacketType::Resend),
+            len_cutoffs: len(PacketType::Cutoffs),
+            len_ack: len(PacketType::Ack),
+        }
+    }
+}
+
+impl Logic for RxParser {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            beat,
+            win0,
+            win1,
+            frame_len,
+            check,
+            out_valid,
+            out_reason,
+            out_window,
+            out_frame_len,
+            out_payload_offset,
+            out_payload_len
+        );
+        self.s_axis_tready.next = true;
+
+        // ---- input stage ----
+        self.swap.beat.next = self.s_axis_tdata.val();
+        // Bytes in this beat: popcount of tkeep, six SWAR steps.
+        self.popcount[0].next = (self.s_axis_tkeep.val() & self.popmask[0].val())
+            + ((self.s_axis_tkeep.val() >> 1) & self.popmask[0].val());
+        self.popcount[1].next = (self.popcount[0].val() & self.popmask[1].val())
+            + ((self.popcount[0].val() >> 2) & self.popmask[1].val());
+        self.popcount[2].next = (self.popcount[1].val() & self.popmask[2].val())
+            + ((self.popcount[1].val() >> 4) & self.popmask[2].val());
+        self.popcount[3].next = (self.popcount[2].val() & self.popmask[3].val())
+            + ((self.popcount[2].val() >> 8) & self.popmask[3].val());
+        self.popcount[4].next = (self.popcount[3].val() & self.popmask[4].val())
+            + ((self.popcount[3].val() >> 16) & self.popmask[4].val());
+        self.popcount[5].next = (self.popcount[4].val() & self.popmask[5].val())
+            + ((self.popcount[4].val() >> 32) & self.popmask[5].val());
+        self.keep_count.next = self.popcount[5].val().get_bits::<7>(0);
+
+        self.check.d.next = false;
+        if self.s_axis_tvalid.val() {
+            if self.beat.q.val() == 0 {
+                self.win0.d.next = self.swap.swapped.val();
+            }
+            if self.beat.q.val() == 1 {
+                self.win1.d.next = self.swap.swapped.val();
+            }
+            if self.beat.q.val() != 0x3ff {
+                self.beat.d.next = self.beat.q.val() + 1;
+            }
+            if self.s_axis_tlast.val() {
+                self.beat.d.next = 0.into();
+                self.frame_len.d.next = (bit_cast::<16, 10>(self.beat.q.val()) << 6)
+                    + bit_cast::<16, 7>(self.keep_count.val());
+                self.check.d.next = true;
+            }
+        }
+
+        // ---- check stage ----
+        self.window.next = (bit_cast::<1024, 512>(self.win0.q.val()) << 512)
+            | bit_cast::<1024, 512>(self.win1.q.val());
+        self.ethertype.next = self
+            .window
+            .val()
+            .get_bits::<16>(self.at_ethertype.val().index());
+        self.version_ihl.next = self
+            .window
+            .val()
+            .get_bits::<8>(self.at_version_ihl.val().index());
+        self.total_length.next = self
+            .window
+            .val()
+            .get_bits::<16>(self.at_total_length.val().index());
+        self.flags_fragment.next = self
+            .window
+            .val()
+            .get_bits::<16>(self.at_flags_fragment.val().index());
+        self.protocol.next = self
+            .window
+            .val()
+            .get_bits::<8>(self.at_protocol.val().index());
+        self.homa_len.next = self.total_length.val() - self.ip_header_len.val();
+        self.homa_type.next = self.window.val().get_bits::<8>(self.at_type.val().index());
+        self.num_acks.next = self
+            .window
+            .val()
+            .get_bits::<16>(self.at_num_acks.val().index());
+
+        // Ones-complement sum of the ten 16-bit words of the IPv4 header,
+        // folded twice: 0xffff when the checksum is right.
+        self.ip_sum.next = bit_cast::<20, 16>(
+            self.window
+                .val()
+                .get_bits::<16>(self.at_ip_word0.val().index()),
+        ) + bit_cast::<20, 16>(
+            self.window
+                .val()
+                .get_bits::<16>(self.at_ip_word0.val().index() - 16),
+        ) + bit_cast::<20, 16>(
+            self.window
+                .val()
+                .get_bits::<16>(self.at_ip_word0.val().index() - 32),
+        ) + bit_cast::<20, 16>(
+            self.window
+                .val()
+                .get_bits::<16>(self.at_ip_word0.val().index() - 48),
+        ) + bit_cast::<20, 16>(
+            self.window
+                .val()
+                .get_bits::<16>(self.at_ip_word0.val().index() - 64),
+        ) + bit_cast::<20, 16>(
+            self.window
+                .val()
+                .get_bits::<16>(self.at_ip_word0.val().index() - 80),
+        ) + bit_cast::<20, 16>(
+            self.window
+                .val()
+                .get_bits::<16>(self.at_ip_word0.val().index() - 96),
+        ) + bit_cast::<20, 16>(
+            self.window
+                .val()
+                .get_bits::<16>(self.at_ip_word0.val().index() - 112),
+        ) + bit_cast::<20, 16>(
+            self.window
+                .val()
+                .get_bits::<16>(self.at_ip_word0.val().index() - 128),
+        ) + bit_cast::<20, 16>(
+            self.window
+                .val()
+                .get_bits::<16>(self.at_ip_word0.val().index() - 144),
+        );
+        self.ip_sum_folded.next = (self.ip_sum.val() & 0xffff) + (self.ip_sum.val() >> 16);
+        self.ip_sum_final.next =
+            (self.ip_sum_folded.val() & 0xffff) + (self.ip_sum_folded.val() >> 16);
+
+        // Header length of the packet type, and whether the type exists.
+        self.type_known.next = true;
+        self.type_header_len.next = self.common_len.val();
+        if self.homa_type.val() == self.type_data.val() {
+            self.type_header_len.next = self.data_header_len.val();
+        } else if self.homa_type.val() == self.type_grant.val() {
+            self.type_header_len.next = self.len_grant.val();
+        } else if self.homa_type.val() == self.type_resend.val() {
+            self.type_header_len.next = self.len_resend.val();
+        } else if self.homa_type.val() == self.type_cutoffs.val() {
+            self.type_header_len.next = self.len_cutoffs.val();
+        } else if self.homa_type.val() == self.type_ack.val() {
+            self.type_header_len.next = self.len_ack.val();
+        } else if (self.homa_type.val() != self.type_rpc_unknown.val())
+            & (self.homa_type.val() != self.type_busy.val())
+            & (self.homa_type.val() != self.type_freeze.val())
+            & (self.homa_type.val() != self.type_need_ack.val())
+        {
+            self.type_known.next = false;
+        }
+
+        // DATA: where the payload lands in the message.
+        self.seg_offset.next = self
+            .window
+            .val()
+            .get_bits::<32>(self.at_seg_offset.val().index());
+        self.payload_offset.next = self.seg_offset.val();
+        if self.seg_offset.val() == self.seg_offset_use_sequence.val() {
+            self.payload_offset.next = self
+                .window
+                .val()
+                .get_bits::<32>(self.at_sequence.val().index());
+        }
+        self.payload_len.next = self.homa_len.val() - self.data_header_len.val();
+        self.payload_end.next = bit_cast::<33, 32>(self.payload_offset.val())
+            + bit_cast::<33, 16>(self.payload_len.val());
+        self.message_length.next = self
+            .window
+            .val()
+            .get_bits::<32>(self.at_message_length.val().index());
+
+        // The checks, in homa_wire::Frame::decode's order: the first that fails names the drop.
+        self.reason.next = 0.into();
+        if self.frame_len.q.val() < self.min_frame_eth.val() {
+            self.reason.next = 1.into(); // Truncated
+        } else if self.ethertype.val() != self.ethertype_ipv4.val() {
+            self.reason.next = 2.into(); // NotIpv4
+        } else if self.frame_len.q.val() < self.min_frame_ip.val() {
+            self.reason.next = 1.into(); // Truncated
+        } else if self.version_ihl.val().get_bits::<4>(4) != 4 {
+            self.reason.next = 3.into(); // IpVersion
+        } else if self.version_ihl.val().get_bits::<4>(0) < 5 {
+            self.reason.next = 4.into(); // IpHeaderLength
+        } else if self.version_ihl.val().get_bits::<4>(0) > 5 {
+            self.reason.next = 5.into(); // IpOptions
+        } else if self.ip_sum_final.val() != 0xffff {
+            self.reason.next = 6.into(); // IpChecksum
+        } else if (self.total_length.val() < self.ip_header_len.val())
+            | (self.total_length.val() > (self.frame_len.q.val() - self.min_frame_eth.val()))
+        {
+            self.reason.next = 7.into(); // IpTotalLength
+        } else if self.flags_fragment.val().get_bits::<14>(0) != 0 {
+            self.reason.next = 8.into(); // Fragment
+        } else if (self.protocol.val() != self.proto_homa.val())
+            & (self.protocol.val() != self.proto_homa_old.val())
+        {
+            self.reason.next = 9.into(); // NotHoma
+        } else if self.homa_len.val() < self.common_len.val() {
+            self.reason.next = 1.into(); // Truncated
+        } else if !self.type_known.val() {
+            self.reason.next = 10.into(); // UnknownType
+        } else if self.homa_len.val() < self.type_header_len.val() {
+            self.reason.next = 11.into(); // HomaTruncated
+        } else if (self.homa_type.val() == self.type_data.val())
+            & (self.payload_end.val() > bit_cast::<33, 32>(self.message_length.val()))
+        {
+            self.reason.next = 13.into(); // PayloadBeyondMessage
+        } else if (self.homa_type.val() == self.type_ack.val())
+            & (self.num_acks.val() > self.max_acks.val())
+        {
+            self.reason.next = 12.into(); // TooManyAcks
+        }
+
+        // ---- output stage ----
+        self.out_valid.d.next = self.check.q.val();
+        if self.check.q.val() {
+            self.out_reason.d.next = self.reason.val();
+            self.out_window.d.next = self.window.val();
+            self.out_frame_len.d.next = self.frame_len.q.val();
+            self.out_payload_offset.d.next = self.payload_offset.val();
+            self.out_payload_len.d.next = self.payload_len.val();
+        }
+        if self.reset.val() {
+            self.beat.d.next = 0.into();
+            self.check.d.next = false;
+            self.out_valid.d.next = false;
+        }
+
+        self.m_meta_valid.next = self.out_valid.q.val();
+        self.m_meta_reason.next = self.out_reason.q.val();
+        self.m_meta_frame_len.next = self.out_frame_len.q.val();
+        self.m_meta_window.next = self.out_window.q.val();
+        self.m_meta_payload_offset.next = self.out_payload_offset.q.val();
+        self.m_meta_payload_len.next = self.out_payload_len.q.val();
+        self.m_meta_type.next = self
+            .out_window
+            .q
+            .val()
+            .get_bits::<8>(self.at_type.val().index());
+        self.m_meta_src_mac.next = self
+            .out_window
+            .q
+            .val()
+            .get_bits::<48>(self.at_src_mac.val().index());
+        self.m_meta_src_ip.next = self
+            .out_window
+            .q
+            .val()
+            .get_bits::<32>(self.at_src_ip.val().index());
+        self.m_meta_dst_ip.next = self
+            .out_window
+            .q
+            .val()
+            .get_bits::<32>(self.at_dst_ip.val().index());
+        self.m_meta_priority.next = self
+            .out_window
+            .q
+            .val()
+            .get_bits::<3>(self.at_tos.val().index() + 5);
+        self.m_meta_sport.next = self
+            .out_window
+            .q
+            .val()
+            .get_bits::<16>(self.at_sport.val().index());
+        self.m_meta_dport.next = self
+            .out_window
+            .q
+            .val()
+            .get_bits::<16>(self.at_dport.val().index());
+        self.m_meta_sender_id.next = self
+            .out_window
+            .q
+            .val()
+            .get_bits::<64>(self.at_sender_id.val().index());
+        self.m_meta_message_length.next = self
+            .out_window
+            .q
+            .val()
+            .get_bits::<32>(self.at_message_length.val().index());
+        self.m_meta_offset.next = self
+            .out_window
+            .q
+            .val()
+            .get_bits::<32>(self.at_offset.val().index());
+        self.m_meta_length.next = self
+            .out_window
+            .q
+            .val()
+            .get_bits::<32>(self.at_resend_length.val().index());
+        self.m_meta_ctl_priority.next = self
+            .out_window
+            .q
+            .val()
+            .get_bits::<8>(self.at_grant_priority.val().index());
+        if self
+            .out_window
+            .q
+            .val()
+            .get_bits::<8>(self.at_type.val().index())
+            == self.type_resend.val()
+        {
+            self.m_meta_ctl_priority.next = self
+                .out_window
+                .q
+                .val()
+                .get_bits::<8>(self.at_resend_priority.val().index());
+        }
+    }
+}
