@@ -10,17 +10,21 @@ const US: u64 = CYCLES_PER_US;
 
 /// A small all-to-all Poisson run: 4 hosts, W3 capped at 100 KB, 100 us of load.
 fn small_load_run(faults: FaultConfig, seed: u64) -> Cluster {
+    load_run("w3", 100_000, 100, faults, seed)
+}
+
+fn load_run(workload: &str, max_len: u32, us: u64, faults: FaultConfig, seed: u64) -> Cluster {
     let mut cfg = ClusterConfig::new(4);
     cfg.seed = seed;
     cfg.verify_codec = true;
     cfg.faults = faults;
     cfg.homa.tick_cycles = 10 * US; // resend after 50 us, timeout after 1 ms
-    cfg.homa.max_message_length = 100_000;
+    cfg.homa.max_message_length = max_len;
     let mut c = Cluster::new(cfg);
     c.start_load(LoadConfig {
-        workload: Workload::builtin("w3").unwrap().capped(100_000),
+        workload: Workload::builtin(workload).unwrap().capped(max_len),
         load: 0.5,
-        until: 100 * US,
+        until: us * US,
     });
     let all_done = c.run_until_idle(20_000 * US, |_| {});
     assert!(all_done, "{} RPCs still pending", c.pending_rpcs());
@@ -28,6 +32,10 @@ fn small_load_run(faults: FaultConfig, seed: u64) -> Cluster {
 }
 
 fn assert_every_rpc_completed_once_intact(c: &Cluster) {
+    eprintln!(
+        "{} RPCs, faults {:?}",
+        c.counters.rpcs_started, c.counters.faults
+    );
     let k = &c.counters;
     assert!(
         k.rpcs_started > 20,
@@ -95,6 +103,29 @@ fn every_rpc_completes_exactly_once_under_loss_duplication_reordering_and_corrup
     );
     let resends: u64 = (0..4).map(|h| c.endpoint(h).counters().resends_out).sum();
     assert!(resends > 0, "losses were repaired by RESEND");
+}
+
+#[test]
+fn long_scheduled_messages_survive_5_percent_loss_with_duplication_and_reordering() {
+    let faults = FaultConfig {
+        loss: 0.05,
+        duplicate: 0.05,
+        reorder: 0.05,
+        reorder_max_cycles: 3 * US,
+        corrupt: 0.0,
+        link_events: vec![],
+    };
+    // W4 capped at 300 KB: most bytes are scheduled, so GRANTs get lost too.
+    let c = load_run("w4", 300_000, 300, faults, 11);
+    assert_every_rpc_completed_once_intact(&c);
+    let grants: u64 = (0..4).map(|h| c.endpoint(h).counters().grants_out).sum();
+    let retransmitted: u64 = (0..4)
+        .map(|h| c.endpoint(h).counters().retransmitted_packets)
+        .sum();
+    assert!(
+        grants > 100 && retransmitted > 0,
+        "grants {grants}, retransmitted {retransmitted}"
+    );
 }
 
 #[test]

@@ -56,7 +56,14 @@ impl Link {
     /// Starts serializing a frame of `wire_bytes` at `now` (or when the
     /// previous one ends, if later). Returns the cycle its last bit leaves.
     pub fn start(&mut self, now: Cycles, wire_bytes: u32) -> Cycles {
-        let start = (now * MILLI).max(self.free_at_millicycles);
+        let now_mc = now * MILLI;
+        // A frame started in the cycle the previous one ended (its done event
+        // is rounded up to that cycle) follows it back to back.
+        let start = if self.free_at_millicycles + MILLI > now_mc {
+            self.free_at_millicycles
+        } else {
+            now_mc
+        };
         let done = start + (wire_bytes as f64 * self.millicycles_per_byte).round() as u64;
         self.free_at_millicycles = done;
         self.busy = true;
