@@ -14,6 +14,7 @@ pub mod core;
 pub mod csr;
 pub mod id_block;
 pub mod regmap;
+pub mod rx_counters;
 pub mod rx_parser;
 pub mod scratch_block;
 

@@ -37,6 +37,7 @@ pub mod header {
 pub mod block_type {
     pub const ID: u32 = 0x484d_0001;
     pub const SCRATCH: u32 = 0x484d_0002;
+    pub const RX_COUNTERS: u32 = 0x484d_0003;
 }
 
 /// The ID block: what this bitstream is and how it was built. Always first.
@@ -66,10 +67,24 @@ pub mod scratch {
     pub const SCRATCH_INVERTED: u32 = 0x10;
 }
 
+/// Frames received, one counter per RX parser verdict (`homa_hw::rx_parser::RxVerdict`).
+pub mod rx_counters {
+    pub const BASE: u32 = 0x0200;
+    pub const VERSION: u32 = 0x0001_0000;
+    /// Counter of verdict v (0 = accepted, else the drop reason) is at
+    /// `FIRST_COUNTER + 4 v`; 32 bits, wrapping.
+    pub const FIRST_COUNTER: u32 = 0x0c;
+}
+
 /// The blocks of the core in list order: (type, version, base).
 pub const BLOCKS: &[(u32, u32, u32)] = &[
     (block_type::ID, id::VERSION, id::BASE),
     (block_type::SCRATCH, scratch::VERSION, scratch::BASE),
+    (
+        block_type::RX_COUNTERS,
+        rx_counters::VERSION,
+        rx_counters::BASE,
+    ),
 ];
 
 /// The NEXT word of the block at `base`: the base of the block after it in

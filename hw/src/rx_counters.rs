@@ -1,0 +1,75 @@
+//! RX counters register block: one 32-bit count per `RxVerdict`, so every
+//! frame the card receives is counted exactly once, as accepted or as a drop
+//! with its reason. Counters wrap; reads have no side effects.
+
+use rust_hdl::prelude::*;
+
+use crate::csr::RegisterBlockHeader;
+use crate::regmap::{block_type, rx_counters};
+use crate::rx_parser::RxVerdict;
+
+/// Number of counters: one per verdict.
+pub const COUNTERS: usize = RxVerdict::ALL.len();
+
+#[derive(LogicBlock)]
+pub struct RxCounters {
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset: all counters to 0.
+    pub reset: Signal<In, bool>,
+    /// One cycle per frame, with its verdict code.
+    pub verdict_valid: Signal<In, bool>,
+    pub verdict: Signal<In, Bits<4>>,
+    /// Byte offset within the block.
+    pub offset: Signal<In, Bits<8>>,
+    /// High when the CSR address falls inside this block.
+    pub select: Signal<In, bool>,
+    /// The addressed register, or 0 when not selected.
+    pub rd_data: Signal<Out, Bits<32>>,
+    header: RegisterBlockHeader,
+    count: [DFF<Bits<32>>; COUNTERS],
+    /// Offset of counter i's register is `first + 4 i`.
+    first: Constant<Bits<8>>,
+}
+
+impl Default for RxCounters {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            verdict_valid: Default::default(),
+            verdict: Default::default(),
+            offset: Default::default(),
+            select: Default::default(),
+            rd_data: Default::default(),
+            header: RegisterBlockHeader::new(
+                block_type::RX_COUNTERS,
+                rx_counters::VERSION,
+                rx_counters::BASE,
+            ),
+            count: Default::default(),
+            first: Constant::new((rx_counters::FIRST_COUNTER as u64).to_bits()),
+        }
+    }
+}
+
+impl Logic for RxCounters {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.header.offset.next = self.offset.val();
+        self.header.select.next = self.select.val();
+        self.rd_data.next = self.header.rd_data.val();
+        for i in 0..COUNTERS {
+            self.count[i].clock.next = self.clock.val();
+            self.count[i].d.next = self.count[i].q.val();
+            if self.verdict_valid.val() & (self.verdict.val().index() == i) {
+                self.count[i].d.next = self.count[i].q.val() + 1;
+            }
+            if self.reset.val() {
+                self.count[i].d.next = 0.into();
+            }
+            if self.select.val() & (self.offset.val().index() == self.first.val().index() + 4 * i) {
+                self.rd_data.next = self.count[i].q.val();
+            }
+        }
+    }
+}
