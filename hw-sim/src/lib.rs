@@ -4,7 +4,9 @@
 //! model (see build.rs: rebuilt only when the generated Verilog changes), typed
 //! access to each model's ports (`models::homa_core::HomaCore`: one setter per
 //! input, one getter per port), [`Sim`], which clocks a model and writes VCD
-//! waveforms on request, and the host's view of the core ([`csr`]).
+//! waveforms on request, the host's view of the core ([`csr`]), and the host
+//! side of the card's DMA: sparse host memory behind IOMMU-style regions
+//! ([`host_memory`]) and the PCIe link's latency and bandwidth ([`pcie`]).
 //!
 //! Must not know about: Homa's protocol, the driver or the host library: it
 //! offers the card's wires, nothing above them.
@@ -14,6 +16,8 @@
 //! panics. VCD time is in picoseconds with a 4 ns (250 MHz) clock.
 
 pub mod csr;
+pub mod host_memory;
+pub mod pcie;
 
 use std::ffi::CString;
 use std::ops::{Deref, DerefMut};
