@@ -82,7 +82,11 @@ fn a_frame_too_short_for_its_type_is_dropped_and_counted() {
     // The same GRANT with its last byte (priority) cut off, IP length to match.
     let mut short = good[..good.len() - 1].to_vec();
     let ip_total_length = (short.len() - 14) as u64;
-    layout::put(&mut short[14..], layout::ipv4::TOTAL_LENGTH, ip_total_length);
+    layout::put(
+        &mut short[14..],
+        layout::ipv4::TOTAL_LENGTH,
+        ip_total_length,
+    );
     fix_ip_checksum(&mut short);
     assert_eq!(short.len(), HOMA_OFFSET + 32);
 
