@@ -478,7 +478,7 @@ impl Cluster {
                 self.switch.ports[port as usize].link.busy = false;
                 self.kick_egress(port as usize);
             }
-            Ev::HostRx(h, p) => self.host_rx(h as usize, p),
+            Ev::HostRx(h, p) => self.host_rx(h as usize, *p),
             Ev::Tick => {
                 let now = self.now;
                 for h in 0..self.hosts.len() {
@@ -564,7 +564,7 @@ impl Cluster {
         self.kick_host(client);
     }
 
-    fn host_rx(&mut self, h: usize, p: Box<Packet>) {
+    fn host_rx(&mut self, h: usize, p: Packet) {
         let now = self.now;
         if !self.hosts[h].up {
             self.counters.faults.link_down_drops += 1;

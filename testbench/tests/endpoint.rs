@@ -5,6 +5,13 @@ use homa_testbench::cluster::host_addr;
 use homa_testbench::model::{AppEvent, Endpoint, HomaConfig, RpcError, RpcKey, RpcState};
 use homa_wire::{Body, Frame, PacketType};
 
+fn with_tick(tick_cycles: u64) -> HomaConfig {
+    HomaConfig {
+        tick_cycles,
+        ..HomaConfig::default()
+    }
+}
+
 fn pair(cfg: HomaConfig) -> (Endpoint, Endpoint) {
     (
         Endpoint::new(cfg.clone(), host_addr(0)),
@@ -162,8 +169,7 @@ fn a_long_message_is_granted_and_the_unscheduled_part_ends_at_unsched_bytes() {
 
 #[test]
 fn resend_is_answered_with_data_and_unknown_rpcs_with_rpc_unknown() {
-    let mut cfg = HomaConfig::default();
-    cfg.tick_cycles = 100;
+    let cfg = with_tick(100);
     let (mut client, mut server) = pair(cfg.clone());
     client
         .send_request(0, host_addr(1), 1, vec![9; 4000])
@@ -181,7 +187,7 @@ fn resend_is_answered_with_data_and_unknown_rpcs_with_rpc_unknown() {
         panic!()
     };
     assert_eq!((r.offset, r.length), (1424, 1424));
-    deliver(&mut client, 601, resend);
+    deliver(&mut client, 601, resend.clone());
     let again = drain(&mut client, 601);
     assert_eq!(types(&again), vec![PacketType::Data]);
     let Body::Data(d) = &again[0].homa.body else {
@@ -198,39 +204,17 @@ fn resend_is_answered_with_data_and_unknown_rpcs_with_rpc_unknown() {
     ));
 
     // A RESEND for an RPC the client does not have gets RPC_UNKNOWN.
-    let mut stray = resend_frame_for(&mut server, 700);
+    let mut stray = resend[0].clone();
     stray.homa.common.sender_id = 99;
     deliver(&mut client, 701, vec![stray]);
-    assert_eq!(
-        types(&drain(&mut client, 701)),
-        vec![PacketType::RpcUnknown]
-    );
-}
-
-/// A RESEND frame as `server` would send it (taken from a fresh exchange).
-fn resend_frame_for(server: &mut Endpoint, now: u64) -> Frame {
-    let _ = server;
-    let mut cfg = HomaConfig::default();
-    cfg.tick_cycles = 1;
-    let (mut c, mut s) = pair(cfg.clone());
-    c.send_request(0, host_addr(1), 1, vec![1; 3000]).unwrap();
-    let mut f = drain(&mut c, 0);
-    f.remove(0);
-    deliver(&mut s, 0, f);
-    drain(&mut s, 0);
-    for t in 0..cfg.resend_ticks as u64 {
-        s.tick(now + t);
-    }
-    drain(&mut s, now)
-        .into_iter()
-        .find(|f| f.homa.packet_type() == PacketType::Resend)
-        .unwrap()
+    let unknown = drain(&mut client, 701);
+    assert_eq!(types(&unknown), vec![PacketType::RpcUnknown]);
+    assert_eq!(unknown[0].homa.common.sender_id, 98);
 }
 
 #[test]
 fn rpc_unknown_makes_the_client_start_over() {
-    let mut cfg = HomaConfig::default();
-    cfg.tick_cycles = 100;
+    let cfg = with_tick(100);
     let (mut client, mut server) = pair(cfg.clone());
     client
         .send_request(0, host_addr(1), 1, vec![5; 2000])
@@ -259,8 +243,7 @@ fn rpc_unknown_makes_the_client_start_over() {
 
 #[test]
 fn need_ack_is_answered_and_frees_the_server_rpc() {
-    let mut cfg = HomaConfig::default();
-    cfg.tick_cycles = 100;
+    let cfg = with_tick(100);
     let (mut client, mut server) = pair(cfg.clone());
     client
         .send_request(0, host_addr(1), 1, vec![1; 10])
@@ -299,8 +282,7 @@ fn need_ack_is_answered_and_frees_the_server_rpc() {
 
 #[test]
 fn busy_answers_a_resend_while_the_request_is_in_service() {
-    let mut cfg = HomaConfig::default();
-    cfg.tick_cycles = 100;
+    let cfg = with_tick(100);
     let (mut client, mut server) = pair(cfg.clone());
     client
         .send_request(0, host_addr(1), 1, vec![1; 10])
@@ -317,8 +299,7 @@ fn busy_answers_a_resend_while_the_request_is_in_service() {
 
 #[test]
 fn a_silent_server_times_out_the_rpc_after_timeout_ticks() {
-    let mut cfg = HomaConfig::default();
-    cfg.tick_cycles = 250;
+    let cfg = with_tick(250);
     let (mut client, _server) = pair(cfg.clone());
     let id = client
         .send_request(0, host_addr(1), 1, vec![1; 10])
@@ -350,8 +331,11 @@ fn a_silent_server_times_out_the_rpc_after_timeout_ticks() {
 
 #[test]
 fn sender_srpt_sends_the_shorter_message_first() {
-    let mut cfg = HomaConfig::default();
-    cfg.unsched_bytes = 1_000_000; // all unscheduled: the sender alone decides
+    // All unscheduled: the sender alone decides the order.
+    let cfg = HomaConfig {
+        unsched_bytes: 1_000_000,
+        ..HomaConfig::default()
+    };
     let (mut client, _server) = pair(cfg);
     client
         .send_request(0, host_addr(1), 1, vec![1; 50_000])

@@ -58,14 +58,15 @@ impl Endpoint {
                 .is_some_and(|m| m.next_xmit_offset == m.length);
             if rpc.state == RpcState::Outgoing && !rpc.is_client() && fully_sent {
                 let every = cfg.request_ack_ticks.max(1);
-                if silent >= cfg.request_ack_ticks && (silent - cfg.request_ack_ticks) % every == 0
+                if silent >= cfg.request_ack_ticks
+                    && (silent - cfg.request_ack_ticks).is_multiple_of(every)
                 {
                     actions.push((key, TimerAction::NeedAck));
                 }
                 continue;
             }
             let due = silent >= cfg.resend_ticks
-                && (silent - cfg.resend_ticks) % cfg.resend_interval.max(1) == 0;
+                && (silent - cfg.resend_ticks).is_multiple_of(cfg.resend_interval.max(1));
             if !due {
                 continue;
             }
