@@ -113,7 +113,8 @@ pub struct ReadBeat {
     pub last: bool,
 }
 
-/// A read request the core should not have made.
+/// A read request the core should not have made: every variant is a bug in
+/// the core (or in the host's mappings) and ends the simulation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReadError {
     #[error(transparent)]

@@ -224,8 +224,8 @@ fn strobed_beat_is_checked_on_its_enabled_lanes_only() {
     let mut mem = HostMemory::new();
     mem.map(0x1000, 0x40, "slot").unwrap();
     let data = [0x77; BEAT_BYTES];
-    // Lane 0 at 0xff0: lanes 0..16 fall before the region, lanes 16..64
-    // inside it, as do lanes 16..=63 of the beat.
+    // Lane 0 at 0xff0: lanes 0..16 would fall before the region, lanes
+    // 16..64 (0x1000..0x1030) inside it. Only the enabled ones count.
     let inside = !0u64 << 16;
     mem.dma_write_lanes(0xff0, &data, inside).unwrap();
     // One more lane, just before the region, and the whole beat is refused.
