@@ -28,7 +28,8 @@ pub struct SimArgs {
     /// Hosts, each with one link to a single switch.
     #[arg(long, default_value_t = 16)]
     pub hosts: usize,
-    /// Message-size distribution: w1..w5 (Homa SIGCOMM 2018), compiled in.
+    /// Message-size distribution: w1..w5 (Homa SIGCOMM 2018), compiled in;
+    /// $HOMA_WORKLOADS_DIR/<name>.csv instead when that variable is set.
     #[arg(long, default_value = "w4")]
     pub workload: String,
     /// Read the distribution from this CSV instead (`#` comment, `length,weight` header, rows).
@@ -149,7 +150,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("reading workload file {}", path.display()))?;
             Workload::from_csv(&path.display().to_string(), &text)?
         }
-        None => Workload::builtin(&args.workload)?,
+        None => Workload::named(&args.workload)?,
     }
     .capped(args.max_message);
 

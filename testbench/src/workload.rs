@@ -18,6 +18,10 @@ pub const BUILTIN: [(&str, &str); 5] = [
     ("w5", include_str!("../../../shared/data/workloads/w5.csv")),
 ];
 
+/// Environment variable naming a directory of workload tables that
+/// overrides the built-in ones.
+pub const WORKLOADS_DIR_ENV: &str = "HOMA_WORKLOADS_DIR";
+
 /// A workload table could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
@@ -29,6 +33,8 @@ pub enum WorkloadError {
         line: usize,
         problem: String,
     },
+    #[error("reading workload table {path}: {message} (unset HOMA_WORKLOADS_DIR to use the built-in tables)")]
+    Read { path: String, message: String },
     #[error("workload {0}: no rows with positive weight")]
     Empty(String),
 }
@@ -52,6 +58,23 @@ impl Workload {
             .find(|(n, _)| *n == lower)
             .ok_or_else(|| WorkloadError::Unknown(name.to_string()))?;
         Workload::from_csv(&lower, text)
+    }
+
+    /// A named table: from `$HOMA_WORKLOADS_DIR/<name>.csv` when that
+    /// variable is set (to try edited tables without rebuilding), else built in.
+    pub fn named(name: &str) -> Result<Workload, WorkloadError> {
+        match std::env::var_os(WORKLOADS_DIR_ENV) {
+            Some(dir) => {
+                let path =
+                    std::path::Path::new(&dir).join(format!("{}.csv", name.to_ascii_lowercase()));
+                let text = std::fs::read_to_string(&path).map_err(|e| WorkloadError::Read {
+                    path: path.display().to_string(),
+                    message: e.to_string(),
+                })?;
+                Workload::from_csv(&name.to_ascii_lowercase(), &text)
+            }
+            None => Workload::builtin(name),
+        }
     }
 
     /// Parses a table.

@@ -311,3 +311,25 @@ fn a_link_that_comes_back_lets_rpcs_finish() {
     assert!(c.counters.faults.link_down_drops > 0);
     assert_eq!(c.counters.response_checksum_errors, 0);
 }
+
+#[test]
+fn switch_buffer_overflow_drops_frames_and_homa_recovers() {
+    let mut cfg = ClusterConfig::new(9);
+    cfg.homa.tick_cycles = 10 * US;
+    cfg.net.buffer = homa_testbench::net::BufferConfig::PerPort { bytes: 60_000 };
+    cfg.response = ResponsePolicy::Fixed(100);
+    let mut c = Cluster::new(cfg);
+    // Incast: 8 x 40 KB unscheduled arrive at once at a 60 KB port buffer.
+    for s in 1..9 {
+        c.add_rpc(0, s, 0, 100_000);
+    }
+    assert!(c.run_until_idle(100_000 * US, |_| {}));
+    assert!(c.counters.switch_drops > 0, "the buffer never overflowed");
+    assert!(c.switch().ports[0].max_queued_bytes <= 60_000);
+    assert!(c.records.iter().all(|r| r.outcome == Outcome::Completed));
+    assert_eq!(
+        c.counters.response_checksum_errors + c.counters.request_checksum_errors,
+        0
+    );
+    assert!(c.endpoint(0).counters().resends_out > 0);
+}

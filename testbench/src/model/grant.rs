@@ -17,10 +17,11 @@
 //!   active, so a lone message uses level 0 and leaves the levels above for
 //!   the messages that may come (HomaModule's rule).
 //! - FIFO grants: after `fifo_grant_increment * (1000 - f) / f` bytes granted
-//!   by SRPT (f = `grant_fifo_fraction` per mille), the oldest candidate gets
-//!   `fifo_grant_increment` bytes at `max_sched_prio`, so a long message makes
-//!   progress under any stream of shorter ones. It obeys `max_incoming` too
-//!   (it waits for room).
+//!   by SRPT (f = `grant_fifo_fraction` per mille), the oldest candidate
+//!   outside the active set gets `fifo_grant_increment` bytes at
+//!   `max_sched_prio`, so a long message makes progress under any stream of
+//!   shorter ones (if every candidate is active, nobody starves and the turn
+//!   passes). It obeys `max_incoming` too (it waits for room).
 //! - The scheduler runs on every DATA arrival and whenever a message leaves;
 //!   cost is O(active set). The hardware keeps the candidates in a sorted
 //!   list of the same key.
@@ -152,7 +153,11 @@ impl Endpoint {
         if self.grants.srpt_granted_bytes < threshold {
             return;
         }
-        let Some(&(_, key)) = self.grants.oldest.first() else {
+        // The oldest candidate the SRPT pass is not already granting.
+        let active = self.active_set();
+        let Some(&(_, key)) = self.grants.oldest.iter().find(|(_, k)| !active.contains(k)) else {
+            // Every candidate is being granted: nobody is starving.
+            self.grants.srpt_granted_bytes -= threshold;
             return;
         };
         let room = (self.cfg.max_incoming as u64).saturating_sub(self.grants.total_incoming);
