@@ -7,3 +7,39 @@
 //!
 //! Must not know about: RPCs, messages or sockets (that is `homa-host`), or how
 //! the card is built (it reads the register map, it does not assume it).
+//!
+//! Files, one concern each: `backend.rs` (what a card offers: the [`Backend`]
+//! trait), `dma.rs` (DMA buffers and the IOVA space), `regs.rs` (typed
+//! register blocks), `discovery.rs` (walking the block list, version checks),
+//! `device.rs` (an opened card), `sim.rs` and `vfio.rs` (the two backends),
+//! `memory.rs` (hugepage memory for VFIO DMA), `pci.rs` (PCI addresses and
+//! the command register), `error.rs`.
+//!
+//! ```no_run
+//! use homa_driver::{Device, SimBackend};
+//! let device = Device::open(SimBackend::new())?;
+//! println!("{} at {} kHz", device.blocks(), device.id().clock_khz);
+//! device.scratch()?.write(0x1234_5678)?;
+//! # Ok::<(), homa_driver::Error>(())
+//! ```
+
+pub mod backend;
+pub mod device;
+pub mod discovery;
+pub mod dma;
+pub mod error;
+pub mod memory;
+pub mod pci;
+pub mod regs;
+pub mod sim;
+pub mod vfio;
+
+pub use backend::Backend;
+pub use device::{Device, IdInfo};
+pub use discovery::{BlockList, DiscoveryError, RegisterBlock};
+pub use dma::{DmaBuffer, DmaError};
+pub use error::Error;
+pub use pci::PciAddress;
+pub use regs::{block_name, BlockHeader, DesignVersion, IdBlock, ScratchBlock, Version};
+pub use sim::SimBackend;
+pub use vfio::{VfioBackend, VfioConfig, VfioError};

@@ -1,0 +1,127 @@
+//! What the driver needs from a card, whatever reaches it: the [`Backend`]
+//! trait, implemented by [`crate::sim::SimBackend`] (the Verilator model) and
+//! [`crate::vfio::VfioBackend`] (a real card).
+//!
+//! DESIGN NOTES
+//! ------------
+//! The trait is the whole contract between the device layer and a card, and it
+//! is small on purpose: 32-bit register reads and writes at a byte offset into
+//! the register window (BAR), DMA memory (a [`DmaBuffer`] knows both its host
+//! address and the IOVA the card uses), translation of an IOVA back to host
+//! memory, and a way to let the card make progress while the host polls.
+//! Everything above it (discovery, typed register blocks, and later the rings)
+//! is written once against this trait.
+//!
+//! How rings sit on it: a descriptor ring is a [`DmaBuffer`]; the driver
+//! writes descriptors into it and then rings the doorbell, which is one
+//! [`Backend::csr_write`] of the new producer index to a register found by
+//! discovery. A completion ring is another buffer the card writes; the host
+//! polls it, calling [`Backend::advance`] between polls so a simulated card
+//! gets clock cycles to produce the entry. `csr_write` orders every host write
+//! to DMA memory issued before it ahead of the register write, so a doorbell
+//! never overtakes its descriptor.
+//!
+//! Methods take `&self`: several rings ring doorbells without borrowing the
+//! whole device mutably. The sim backend serialises through a mutex (its model
+//! is single threaded); a real card's BAR takes concurrent 32-bit writes.
+//!
+//! Freeing DMA memory is dropping the buffer (or [`DmaBuffer::free`] to see an
+//! unmap error); a buffer keeps what it needs to unmap itself, so it may be
+//! dropped in any order relative to other buffers.
+
+use std::ptr::NonNull;
+
+use crate::dma::DmaBuffer;
+use crate::Error;
+
+/// A way to reach a Homa NIC: its register window and DMA memory.
+pub trait Backend: Send + Sync {
+    /// What this backend reaches, for logs and `homa-nic info`
+    /// (e.g. "VFIO 0000:01:00.0 BAR0").
+    fn describe(&self) -> String;
+
+    /// Bytes of register window (the BAR size); offsets from 0 up to this.
+    fn csr_window_bytes(&self) -> u64;
+
+    /// Reads the 32-bit register at byte `offset` (word aligned).
+    fn csr_read(&self, offset: u32) -> Result<u32, Error>;
+
+    /// Writes the 32-bit register at byte `offset` (word aligned), after every
+    /// host write to DMA memory issued before the call.
+    fn csr_write(&self, offset: u32, value: u32) -> Result<(), Error>;
+
+    /// At least `bytes` of zeroed memory the card can reach by DMA. The buffer
+    /// starts page aligned and its length is rounded up to the backend's page.
+    fn dma_alloc(&self, bytes: usize) -> Result<DmaBuffer, Error>;
+
+    /// The host address behind `bytes` at `iova`, if that range lies inside
+    /// one live buffer of this backend: the card's view of DMA memory.
+    fn dma_translate(&self, iova: u64, bytes: usize) -> Result<NonNull<u8>, Error>;
+
+    /// Lets the card make progress for about `cycles` core clock cycles while
+    /// the host waits (between polls of a completion ring). The sim ticks its
+    /// clock; a real card runs by itself, so the VFIO backend only hints the
+    /// CPU that it is spinning.
+    fn advance(&self, cycles: u64);
+}
+
+/// Checks that a CSR access at `offset` lies in a `window_bytes` register
+/// window and is word aligned; shared by the backends.
+pub(crate) fn check_csr_offset(offset: u32, window_bytes: u64) -> Result<(), Error> {
+    if offset % 4 != 0 {
+        return Err(Error::CsrMisaligned { offset });
+    }
+    if u64::from(offset) + 4 > window_bytes {
+        return Err(Error::CsrOutOfRange {
+            offset,
+            window_bytes,
+        });
+    }
+    Ok(())
+}
+
+impl<B: Backend + ?Sized> Backend for Box<B> {
+    fn describe(&self) -> String {
+        (**self).describe()
+    }
+    fn csr_window_bytes(&self) -> u64 {
+        (**self).csr_window_bytes()
+    }
+    fn csr_read(&self, offset: u32) -> Result<u32, Error> {
+        (**self).csr_read(offset)
+    }
+    fn csr_write(&self, offset: u32, value: u32) -> Result<(), Error> {
+        (**self).csr_write(offset, value)
+    }
+    fn dma_alloc(&self, bytes: usize) -> Result<DmaBuffer, Error> {
+        (**self).dma_alloc(bytes)
+    }
+    fn dma_translate(&self, iova: u64, bytes: usize) -> Result<NonNull<u8>, Error> {
+        (**self).dma_translate(iova, bytes)
+    }
+    fn advance(&self, cycles: u64) {
+        (**self).advance(cycles)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csr_offsets_must_be_aligned_and_inside_the_window() {
+        assert!(check_csr_offset(0, 0x100).is_ok());
+        assert!(check_csr_offset(0xfc, 0x100).is_ok(), "last word");
+        assert!(matches!(
+            check_csr_offset(0x100, 0x100),
+            Err(Error::CsrOutOfRange {
+                offset: 0x100,
+                window_bytes: 0x100
+            })
+        ));
+        assert!(matches!(
+            check_csr_offset(0x102, 0x1000),
+            Err(Error::CsrMisaligned { offset: 0x102 })
+        ));
+    }
+}

@@ -1,0 +1,139 @@
+//! PCI facts the VFIO backend needs: device addresses, where a device lives
+//! in sysfs, and the command register of its configuration space.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use bitflags::bitflags;
+
+use crate::vfio::VfioError;
+
+/// Byte offset of the 16-bit command register in PCI configuration space.
+pub const COMMAND_OFFSET: u64 = 0x04;
+
+bitflags! {
+    /// The PCI command register (configuration space offset 0x04).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Command: u16 {
+        /// The device answers I/O-space accesses.
+        const IO_SPACE = 1 << 0;
+        /// The device answers memory-space accesses (its BARs).
+        const MEMORY_SPACE = 1 << 1;
+        /// The device may issue DMA (bus master).
+        const BUS_MASTER = 1 << 2;
+        /// Legacy INTx interrupts are masked.
+        const INTX_DISABLE = 1 << 10;
+    }
+}
+
+/// A PCI device address (domain:bus:device.function), e.g. `0000:01:00.0`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PciAddress {
+    pub domain: u16,
+    pub bus: u8,
+    /// Device number, 0..32.
+    pub device: u8,
+    /// Function number, 0..8.
+    pub function: u8,
+}
+
+impl PciAddress {
+    /// The device's directory under `sysfs_pci` (normally `/sys/bus/pci`).
+    pub fn sysfs_path(&self, sysfs_pci: &Path) -> PathBuf {
+        sysfs_pci.join("devices").join(self.to_string())
+    }
+}
+
+impl fmt::Display for PciAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:04x}:{:02x}:{:02x}.{:x}",
+            self.domain, self.bus, self.device, self.function
+        )
+    }
+}
+
+impl FromStr for PciAddress {
+    type Err = VfioError;
+
+    /// Parses `DDDD:BB:DD.F`, or `BB:DD.F` for domain 0, in hex as `lspci` prints them.
+    fn from_str(s: &str) -> Result<Self, VfioError> {
+        let bad = || VfioError::BadAddress(s.to_string());
+        let parts: Vec<&str> = s.trim().split(':').collect();
+        let (domain, bus, dev_fn) = match parts.as_slice() {
+            [domain, bus, dev_fn] => (*domain, *bus, *dev_fn),
+            [bus, dev_fn] => ("0", *bus, *dev_fn),
+            _ => return Err(bad()),
+        };
+        let (device, function) = dev_fn.split_once('.').ok_or_else(bad)?;
+        let hex = |t: &str, max: u32| -> Result<u32, VfioError> {
+            if t.is_empty() || t.len() > 4 {
+                return Err(bad());
+            }
+            u32::from_str_radix(t, 16)
+                .ok()
+                .filter(|v| *v <= max)
+                .ok_or_else(bad)
+        };
+        Ok(PciAddress {
+            domain: hex(domain, 0xffff)? as u16,
+            bus: hex(bus, 0xff)? as u8,
+            device: hex(device, 0x1f)? as u8,
+            function: hex(function, 0x7)? as u8,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_parse_as_lspci_prints_them() {
+        let a: PciAddress = "0000:3b:00.1".parse().unwrap();
+        assert_eq!(
+            a,
+            PciAddress {
+                domain: 0,
+                bus: 0x3b,
+                device: 0,
+                function: 1
+            }
+        );
+        assert_eq!(a.to_string(), "0000:3b:00.1");
+        let short: PciAddress = "01:1f.7".parse().unwrap();
+        assert_eq!(short.to_string(), "0000:01:1f.7");
+        assert_eq!(
+            a.sysfs_path(Path::new("/sys/bus/pci")),
+            Path::new("/sys/bus/pci/devices/0000:3b:00.1")
+        );
+    }
+
+    #[test]
+    fn malformed_addresses_are_refused() {
+        for s in [
+            "",
+            "0000:01:00",
+            "01.00.0",
+            "0000:01:20.0",
+            "0000:01:00.8",
+            "g0:00.0",
+            "0000:100:00.0",
+        ] {
+            assert!(
+                matches!(s.parse::<PciAddress>(), Err(VfioError::BadAddress(_))),
+                "{s:?} parsed"
+            );
+        }
+    }
+
+    #[test]
+    fn command_bits_are_the_pci_specs() {
+        assert_eq!(Command::MEMORY_SPACE.bits(), 0x2);
+        assert_eq!(Command::BUS_MASTER.bits(), 0x4);
+        let c = Command::from_bits_retain(0x0406);
+        assert!(c.contains(Command::MEMORY_SPACE | Command::BUS_MASTER | Command::INTX_DISABLE));
+    }
+}

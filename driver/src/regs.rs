@@ -1,0 +1,236 @@
+//! The register map as types: block versions, the header every block starts
+//! with, and typed views of the ID and scratch blocks.
+//!
+//! DESIGN NOTES
+//! ------------
+//! Every offset comes from `homa_hw::regmap`, the one place the register map
+//! is written down; block bases come from discovery, never from the map's
+//! `BASE` constants. A view is a base address plus the backend, and each
+//! accessor is one [`Backend::csr_read`]/[`Backend::csr_write`] at
+//! `base + regmap offset`.
+//!
+//! Alternative considered: `#[repr(C)]` structs of `volatile_register`
+//! cells laid over the mapped BAR (`struct IdBlock { block_type: RO<u32>, ... }`),
+//! the embedded-Rust idiom. It lost for two reasons. A struct restates every
+//! offset as a field position, a second copy of the register map that can
+//! drift from `regmap.rs` without a compiler error. And the simulated card has
+//! no memory to lay a struct over: its registers are reached through the
+//! core's CSR port, one clocked transaction at a time, so the structs would
+//! serve one backend and the other would need its own accessors. With offset
+//! accessors both backends share every line above the trait, and the volatile
+//! cells live where memory really is mapped: the VFIO backend reads and writes
+//! its BAR as a slice of `volatile_register::RW<u32>` words.
+
+use std::fmt;
+
+use homa_hw::regmap::{self, block_type, header};
+
+use crate::backend::Backend;
+use crate::Error;
+
+/// A block version, `major << 16 | minor` in its VERSION word. A driver
+/// accepts a block whose major it knows and whose minor is at least the one it
+/// needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Version {
+    pub major: u16,
+    pub minor: u16,
+}
+
+impl Version {
+    /// The version in a VERSION word.
+    pub const fn from_word(word: u32) -> Self {
+        Version {
+            major: (word >> 16) as u16,
+            minor: word as u16,
+        }
+    }
+
+    /// The VERSION word of this version.
+    pub const fn word(self) -> u32 {
+        (self.major as u32) << 16 | self.minor as u32
+    }
+
+    /// True when a driver needing `major.min_minor` may use a block of this version.
+    pub fn satisfies(self, major: u16, min_minor: u16) -> bool {
+        self.major == major && self.minor >= min_minor
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// The homa-nic release a bitstream was built from: the ID block's design
+/// version word, `major << 16 | minor << 8 | patch`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DesignVersion {
+    pub major: u8,
+    pub minor: u8,
+    pub patch: u8,
+}
+
+impl DesignVersion {
+    /// The version in a DESIGN_VERSION word (bits 31:24 are unused).
+    pub const fn from_word(word: u32) -> Self {
+        DesignVersion {
+            major: (word >> 16) as u8,
+            minor: (word >> 8) as u8,
+            patch: word as u8,
+        }
+    }
+
+    /// The DESIGN_VERSION word of this version.
+    pub const fn word(self) -> u32 {
+        (self.major as u32) << 16 | (self.minor as u32) << 8 | self.patch as u32
+    }
+}
+
+impl fmt::Display for DesignVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+/// The name of a block type this driver knows, for messages and listings.
+pub fn block_name(block_type: u32) -> Option<&'static str> {
+    match block_type {
+        block_type::ID => Some("ID"),
+        block_type::SCRATCH => Some("scratch"),
+        _ => None,
+    }
+}
+
+/// The three words every block starts with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockHeader {
+    /// Block type code (`regmap::block_type`).
+    pub block_type: u32,
+    pub version: Version,
+    /// Byte address of the next block; 0 ends the list.
+    pub next: u32,
+}
+
+impl BlockHeader {
+    /// Reads the header of the block at `base`.
+    pub fn read(backend: &dyn Backend, base: u32) -> Result<Self, Error> {
+        Ok(BlockHeader {
+            block_type: backend.csr_read(base + header::TYPE)?,
+            version: Version::from_word(backend.csr_read(base + header::VERSION)?),
+            next: backend.csr_read(base + header::NEXT)?,
+        })
+    }
+}
+
+/// The ID block: what the bitstream is and how it was built.
+pub struct IdBlock<'a> {
+    backend: &'a dyn Backend,
+    /// Base of the block, as discovered.
+    base: u32,
+}
+
+impl<'a> IdBlock<'a> {
+    pub const TYPE: u32 = block_type::ID;
+    /// The version this driver was written against (from the register map it
+    /// was built with): it needs this major and at least this minor.
+    pub const VERSION: Version = Version::from_word(regmap::id::VERSION);
+
+    /// The ID block at `base` (found by discovery).
+    pub fn at(backend: &'a dyn Backend, base: u32) -> Self {
+        IdBlock { backend, base }
+    }
+
+    pub fn design_version(&self) -> Result<DesignVersion, Error> {
+        self.read(regmap::id::DESIGN_VERSION)
+            .map(DesignVersion::from_word)
+    }
+
+    /// Core clock in kHz.
+    pub fn clock_khz(&self) -> Result<u32, Error> {
+        self.read(regmap::id::CLOCK_KHZ)
+    }
+
+    /// Width of the Ethernet and DMA datapaths in bits.
+    pub fn datapath_bits(&self) -> Result<u32, Error> {
+        self.read(regmap::id::DATAPATH_BITS)
+    }
+
+    /// The Homa wire format the core speaks (`0xYYYYMM00`).
+    pub fn wire_format(&self) -> Result<u32, Error> {
+        self.read(regmap::id::WIRE_FORMAT)
+    }
+
+    fn read(&self, register: u32) -> Result<u32, Error> {
+        self.backend.csr_read(self.base + register)
+    }
+}
+
+/// The scratch block: a read/write register and its complement, for bring-up
+/// (proves that CSR writes land and reads are live).
+pub struct ScratchBlock<'a> {
+    backend: &'a dyn Backend,
+    /// Base of the block, as discovered.
+    base: u32,
+}
+
+impl<'a> ScratchBlock<'a> {
+    pub const TYPE: u32 = block_type::SCRATCH;
+    /// The version this driver was written against.
+    pub const VERSION: Version = Version::from_word(regmap::scratch::VERSION);
+
+    /// The scratch block at `base` (found by discovery).
+    pub fn at(backend: &'a dyn Backend, base: u32) -> Self {
+        ScratchBlock { backend, base }
+    }
+
+    /// The scratch register (0 after reset).
+    pub fn read(&self) -> Result<u32, Error> {
+        self.backend.csr_read(self.base + regmap::scratch::SCRATCH)
+    }
+
+    pub fn write(&self, value: u32) -> Result<(), Error> {
+        self.backend
+            .csr_write(self.base + regmap::scratch::SCRATCH, value)
+    }
+
+    /// The read-only complement of the scratch register.
+    pub fn read_inverted(&self) -> Result<u32, Error> {
+        self.backend
+            .csr_read(self.base + regmap::scratch::SCRATCH_INVERTED)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_words_split_into_major_and_minor() {
+        let v = Version::from_word(0x0002_0005);
+        assert_eq!((v.major, v.minor), (2, 5));
+        assert_eq!(v.word(), 0x0002_0005);
+        assert_eq!(v.to_string(), "2.5");
+        assert!(v.satisfies(2, 5));
+        assert!(v.satisfies(2, 0), "a newer minor is accepted");
+        assert!(!v.satisfies(2, 6), "an older minor is refused");
+        assert!(!v.satisfies(1, 0), "another major is refused");
+    }
+
+    #[test]
+    fn design_version_matches_the_register_maps_packing() {
+        let word = regmap::pack_design_version("1.2.3");
+        let v = DesignVersion::from_word(word);
+        assert_eq!((v.major, v.minor, v.patch), (1, 2, 3));
+        assert_eq!(v.word(), word);
+        assert_eq!(v.to_string(), "1.2.3");
+    }
+
+    #[test]
+    fn known_blocks_have_names() {
+        assert_eq!(block_name(block_type::ID), Some("ID"));
+        assert_eq!(block_name(block_type::SCRATCH), Some("scratch"));
+        assert_eq!(block_name(0x1234_5678), None);
+    }
+}

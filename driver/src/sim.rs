@@ -1,0 +1,161 @@
+//! The `sim` backend: the card's RTL in Verilator (`homa_hw_sim`), reached
+//! the way a BAR access would reach the real one.
+//!
+//! CSR reads and writes become clocked transactions on the core's CSR port
+//! ([`Sim::csr_read`], [`Sim::csr_write`]). The model is single threaded, so
+//! the backend holds it in a mutex; every access is a few cycles of simulated
+//! time, counted by [`SimBackend::cycle`].
+//!
+//! TEMPORARY: DMA memory here is a stand-in, a zeroed `Vec` per allocation
+//! with a bump-allocated fake IOVA, so rings and tests can be written before
+//! the card's DMA ports are wired. The simulated host memory with PCIe latency
+//! and bandwidth is being written in `homa_hw_sim` (`host_memory.rs`); when it
+//! lands, `dma_alloc`/`dma_translate` below move onto it and nothing outside
+//! this file changes.
+
+use std::ptr::NonNull;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use homa_hw::regmap;
+use homa_hw_sim::{HomaCore, Sim};
+
+use crate::backend::{check_csr_offset, Backend};
+use crate::dma::{DmaBuffer, DmaError, DmaMemory, IovaSpace};
+use crate::Error;
+
+/// Cycles reset is held when a simulated card is created.
+pub const RESET_CYCLES: u64 = 4;
+
+/// Page size of the stand-in DMA memory: buffers start and end on it, as on a card.
+const SIM_PAGE_BYTES: usize = 4096;
+
+/// First fake IOVA: not 0, so a zeroed descriptor never points at a buffer.
+const SIM_IOVA_BASE: u64 = 1 << 32;
+
+/// End of the fake IOVA space (a 48-bit address, as a card's DMA engine takes).
+const SIM_IOVA_END: u64 = 1 << 48;
+
+/// A simulated Homa NIC.
+pub struct SimBackend {
+    /// The Verilator model; one thread drives it at a time.
+    sim: Mutex<Sim<HomaCore>>,
+    /// Fake IOVAs of the stand-in DMA memory, and which are live.
+    iova: Arc<IovaSpace>,
+}
+
+impl SimBackend {
+    /// A card fresh out of reset (traced into `$HOMA_VCD/` when that is set).
+    pub fn new() -> Self {
+        Self::from_sim(Sim::new("driver-sim"))
+    }
+
+    /// A card whose waveform is kept in `target/vcd/<name>.vcd` only if the
+    /// thread panics (a failing test).
+    pub fn traced_on_failure(name: &str) -> Self {
+        Self::from_sim(Sim::traced_on_failure(name))
+    }
+
+    fn from_sim(mut sim: Sim<HomaCore>) -> Self {
+        sim.reset(RESET_CYCLES);
+        SimBackend {
+            sim: Mutex::new(sim),
+            iova: Arc::new(IovaSpace::new(SIM_IOVA_BASE, SIM_IOVA_END)),
+        }
+    }
+
+    /// Core clock cycles simulated so far.
+    pub fn cycle(&self) -> u64 {
+        self.lock().cycle()
+    }
+
+    /// Runs `f` on the model itself, for testbenches that drive ports the
+    /// backend does not (Ethernet, DMA) between driver calls.
+    pub fn with_sim<R>(&self, f: impl FnOnce(&mut Sim<HomaCore>) -> R) -> R {
+        f(&mut self.lock())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Sim<HomaCore>> {
+        // A panic mid-transaction (a failing test) leaves the model between
+        // cycles, which is still a valid state to clock on from.
+        self.sim.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Default for SimBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Backend for SimBackend {
+    fn describe(&self) -> String {
+        format!("simulated card (Verilator model of {})", HomaCore::NAME)
+    }
+
+    fn csr_window_bytes(&self) -> u64 {
+        1 << regmap::CSR_ADDR_BITS
+    }
+
+    fn csr_read(&self, offset: u32) -> Result<u32, Error> {
+        check_csr_offset(offset, self.csr_window_bytes())?;
+        Ok(self.lock().csr_read(offset)?)
+    }
+
+    fn csr_write(&self, offset: u32, value: u32) -> Result<(), Error> {
+        check_csr_offset(offset, self.csr_window_bytes())?;
+        // The model sees host memory only through the backend, so every
+        // earlier host write is visible to it already; the fence keeps the
+        // contract identical to the VFIO backend's for code that relies on it.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+        self.lock().csr_write(offset, value);
+        Ok(())
+    }
+
+    fn dma_alloc(&self, bytes: usize) -> Result<DmaBuffer, Error> {
+        if bytes == 0 {
+            return Err(DmaError::ZeroLength.into());
+        }
+        let len = bytes.div_ceil(SIM_PAGE_BYTES) * SIM_PAGE_BYTES;
+        let iova = self.iova.reserve(len, SIM_PAGE_BYTES)?;
+        let mut memory = StandInMemory {
+            bytes: vec![0u8; len],
+            iova,
+            space: self.iova.clone(),
+        };
+        let ptr = NonNull::new(memory.bytes.as_mut_ptr()).expect("a Vec's pointer is not null");
+        self.iova.insert(iova, ptr, len);
+        tracing::trace!(iova, len, "sim DMA buffer");
+        // SAFETY: the Vec holds `len` zeroed bytes at `ptr`; it is never
+        // resized or touched again, and moving the Vec (into the Box) does not
+        // move its heap storage, which lives until the buffer drops it.
+        Ok(unsafe { DmaBuffer::new(ptr, len, iova, Box::new(memory)) })
+    }
+
+    fn dma_translate(&self, iova: u64, bytes: usize) -> Result<NonNull<u8>, Error> {
+        Ok(self.iova.translate(iova, bytes)?)
+    }
+
+    fn advance(&self, cycles: u64) {
+        let mut sim = self.lock();
+        for _ in 0..cycles {
+            sim.tick();
+        }
+    }
+}
+
+/// TEMPORARY stand-in for simulated host memory: one allocation.
+struct StandInMemory {
+    /// The bytes; accessed only through the buffer's pointer after creation.
+    bytes: Vec<u8>,
+    /// Fake IOVA of byte 0.
+    iova: u64,
+    /// The space to leave when released.
+    space: Arc<IovaSpace>,
+}
+
+impl DmaMemory for StandInMemory {
+    fn release(&mut self) -> Result<(), Error> {
+        self.space.remove(self.iova);
+        Ok(())
+    }
+}
