@@ -15,6 +15,7 @@
 //! a [`Sim`] with [`Sim::traced_on_failure`] to keep a trace only when the test
 //! panics. VCD time is in picoseconds with a 4 ns (250 MHz) clock.
 
+pub mod axis;
 pub mod csr;
 pub mod host_memory;
 pub mod pcie;
@@ -31,6 +32,8 @@ pub mod models {
 }
 
 pub use models::homa_core::HomaCore;
+pub use models::rx_parser::RxParser;
+pub use models::tx_header::TxHeader;
 
 /// Path of the Verilog the `homa_core` model was built from.
 pub const HOMA_CORE_VERILOG: &str = env!("HOMA_VERILOG_HOMA_CORE");
@@ -130,7 +133,6 @@ impl<M: Model> Sim<M> {
         if self.model.trace_open(&c) != 0 {
             return Err(TraceError::Open(path.to_path_buf()));
         }
-        self.model.trace_dump(self.cycle * CLOCK_PERIOD_PS);
         self.trace = Some(Trace {
             path: path.to_path_buf(),
             keep_only_on_failure,
