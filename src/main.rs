@@ -32,6 +32,8 @@ enum Command {
     SampleCapture(cmd::sample_capture::SampleCaptureArgs),
     /// Simulate a cluster of Homa NICs under a workload; report slowdown by message size.
     Sim(cmd::sim::SimArgs),
+    /// Open a card (the simulated one, or a real one with --vfio) and print its register blocks and ID.
+    Info(cmd::info::InfoArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -53,5 +55,6 @@ fn main() -> anyhow::Result<()> {
         Command::Verilog(args) => cmd::verilog::run(&args),
         Command::SampleCapture(args) => cmd::sample_capture::run(&args),
         Command::Sim(args) => cmd::sim::run(&args),
+        Command::Info(args) => cmd::info::run(&args),
     }
 }

@@ -5,7 +5,7 @@ use homa_hw::regmap;
 
 use crate::backend::Backend;
 use crate::discovery::{BlockList, DiscoveryError, RegisterBlock};
-use crate::regs::{DesignVersion, IdBlock, ScratchBlock};
+use crate::regs::{DesignVersion, IdBlock, RxCountersBlock, ScratchBlock};
 use crate::Error;
 
 /// What the ID block says about the bitstream, checked by [`Device::open`].
@@ -128,6 +128,12 @@ impl Device {
     pub fn scratch(&self) -> Result<ScratchBlock<'_>, Error> {
         let b = self.require(ScratchBlock::TYPE, ScratchBlock::VERSION)?;
         Ok(ScratchBlock::at(self.backend(), b.base))
+    }
+
+    /// The RX counters block, if the bitstream has one of a version this driver knows.
+    pub fn rx_counters(&self) -> Result<RxCountersBlock<'_>, Error> {
+        let b = self.require(RxCountersBlock::TYPE, RxCountersBlock::VERSION)?;
+        Ok(RxCountersBlock::at(self.backend(), b.base))
     }
 
     fn require(&self, block_type: u32, version: crate::Version) -> Result<RegisterBlock, Error> {

@@ -40,6 +40,8 @@ pub use discovery::{BlockList, DiscoveryError, RegisterBlock};
 pub use dma::{DmaBuffer, DmaError};
 pub use error::Error;
 pub use pci::PciAddress;
-pub use regs::{block_name, BlockHeader, DesignVersion, IdBlock, ScratchBlock, Version};
+pub use regs::{
+    block_name, BlockHeader, DesignVersion, IdBlock, RxCountersBlock, ScratchBlock, Version,
+};
 pub use sim::SimBackend;
 pub use vfio::{VfioBackend, VfioConfig, VfioError};

@@ -24,6 +24,7 @@
 use std::fmt;
 
 use homa_hw::regmap::{self, block_type, header};
+use homa_hw::rx_parser::RxVerdict;
 
 use crate::backend::Backend;
 use crate::Error;
@@ -99,6 +100,7 @@ pub fn block_name(block_type: u32) -> Option<&'static str> {
     match block_type {
         block_type::ID => Some("ID"),
         block_type::SCRATCH => Some("scratch"),
+        block_type::RX_COUNTERS => Some("RX counters"),
         _ => None,
     }
 }
@@ -202,6 +204,39 @@ impl<'a> ScratchBlock<'a> {
     }
 }
 
+/// The RX counters block: frames received, one 32-bit wrapping counter per
+/// verdict of the card's RX parser (accepted, or why it was dropped).
+pub struct RxCountersBlock<'a> {
+    backend: &'a dyn Backend,
+    /// Base of the block, as discovered.
+    base: u32,
+}
+
+impl<'a> RxCountersBlock<'a> {
+    pub const TYPE: u32 = block_type::RX_COUNTERS;
+    /// The version this driver was written against.
+    pub const VERSION: Version = Version::from_word(regmap::rx_counters::VERSION);
+
+    /// The RX counters block at `base` (found by discovery).
+    pub fn at(backend: &'a dyn Backend, base: u32) -> Self {
+        RxCountersBlock { backend, base }
+    }
+
+    /// Frames that got `verdict` since reset (wrapping at 2^32).
+    pub fn read(&self, verdict: RxVerdict) -> Result<u32, Error> {
+        let offset = regmap::rx_counters::FIRST_COUNTER + 4 * verdict as u32;
+        self.backend.csr_read(self.base + offset)
+    }
+
+    /// Every counter, in verdict order.
+    pub fn read_all(&self) -> Result<Vec<(RxVerdict, u32)>, Error> {
+        RxVerdict::ALL
+            .iter()
+            .map(|&v| Ok((v, self.read(v)?)))
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,6 +266,7 @@ mod tests {
     fn known_blocks_have_names() {
         assert_eq!(block_name(block_type::ID), Some("ID"));
         assert_eq!(block_name(block_type::SCRATCH), Some("scratch"));
+        assert_eq!(block_name(block_type::RX_COUNTERS), Some("RX counters"));
         assert_eq!(block_name(0x1234_5678), None);
     }
 }

@@ -171,3 +171,43 @@ fn a_card_like_the_core_opens() {
     assert_eq!(device.id().clock_khz, 250_000);
     assert_eq!(device.blocks().blocks().len(), regmap::BLOCKS.len());
 }
+
+#[test]
+fn rx_counters_read_each_verdicts_register_of_the_discovered_block() {
+    use homa_hw::rx_parser::RxVerdict;
+    let card = FakeCard::like_the_core();
+    let base = regmap::rx_counters::BASE;
+    let counter = |v: RxVerdict| base + regmap::rx_counters::FIRST_COUNTER + 4 * v as u32;
+    card.set(counter(RxVerdict::Accept), 7);
+    card.set(counter(RxVerdict::NotHoma), 3);
+    card.set(counter(RxVerdict::PayloadBeyondMessage), 0xffff_fffe);
+    let device = Device::open(card).unwrap();
+    let rx = device.rx_counters().unwrap();
+    assert_eq!(rx.read(RxVerdict::Accept).unwrap(), 7);
+    assert_eq!(rx.read(RxVerdict::NotHoma).unwrap(), 3);
+    let all = rx.read_all().unwrap();
+    assert_eq!(all.len(), RxVerdict::ALL.len());
+    assert_eq!(
+        all.last(),
+        Some(&(RxVerdict::PayloadBeyondMessage, 0xffff_fffe))
+    );
+    assert_eq!(
+        all.iter().map(|(_, n)| u64::from(*n)).sum::<u64>(),
+        7 + 3 + 0xffff_fffe
+    );
+}
+
+#[test]
+fn the_simulated_cores_rx_counters_start_at_zero() {
+    let device = sim_device("device_rx_counters");
+    let all = device.rx_counters().unwrap().read_all().unwrap();
+    assert!(all.iter().all(|(_, n)| *n == 0), "{all:?}");
+    assert_eq!(
+        device
+            .blocks()
+            .find(block_type::RX_COUNTERS)
+            .unwrap()
+            .name(),
+        "RX counters"
+    );
+}

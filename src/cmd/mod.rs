@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod decode;
+pub mod info;
 pub mod sample_capture;
 pub mod sim;
 pub mod verilog;
