@@ -68,7 +68,7 @@ pub trait Backend: Send + Sync {
 /// Checks that a CSR access at `offset` lies in a `window_bytes` register
 /// window and is word aligned; shared by the backends.
 pub(crate) fn check_csr_offset(offset: u32, window_bytes: u64) -> Result<(), Error> {
-    if offset % 4 != 0 {
+    if !offset.is_multiple_of(4) {
         return Err(Error::CsrMisaligned { offset });
     }
     if u64::from(offset) + 4 > window_bytes {

@@ -248,7 +248,7 @@ impl DmaBuffer {
     fn word_ptr<T>(&self, offset: usize) -> *mut T {
         let size = std::mem::size_of::<T>();
         assert!(
-            offset % size == 0,
+            offset.is_multiple_of(size),
             "offset {offset} is not {size}-byte aligned"
         );
         self.check_range(offset, size);
@@ -350,7 +350,7 @@ impl IovaSpace {
         let offset = iova - start;
         if offset
             .checked_add(bytes as u64)
-            .map_or(true, |end| end > len as u64)
+            .is_none_or(|end| end > len as u64)
         {
             return Err(unmapped);
         }

@@ -21,6 +21,7 @@
 //!     register of PCI configuration space (VFIO's config region), so the card
 //!     answers BAR accesses and may DMA. Bus mastering is turned off again when
 //!     the backend is dropped.
+//!
 //! DMA memory comes from `memory.rs` (hugepages when available) and is mapped
 //! into the container's IOMMU domain with VFIO_IOMMU_MAP_DMA at an IOVA from a
 //! bump allocator (see `dma.rs`); a buffer unmaps itself when dropped.
