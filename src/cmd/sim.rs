@@ -104,6 +104,9 @@ pub struct SimArgs {
     /// Switch latency, ns.
     #[arg(long, default_value_t = 250)]
     pub switch_delay_ns: u64,
+    /// Latency added to every frame a host receives (NIC pipeline, DMA, software), ns.
+    #[arg(long, default_value_t = 0)]
+    pub host_delay_ns: u64,
     /// Servers answer with this many bytes instead of echoing the request.
     #[arg(long)]
     pub response_bytes: Option<u32>,
@@ -177,6 +180,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     cluster.net.link_gbps = args.link_gbps;
     cluster.net.prop_delay_cycles = args.prop_delay_ns / 4;
     cluster.net.switch_delay_cycles = args.switch_delay_ns / 4;
+    cluster.net.host_delay_cycles = args.host_delay_ns / 4;
     cluster.net.buffer = if args.per_port_buffer {
         BufferConfig::PerPort {
             bytes: args.buffer_kib * 1024,

@@ -721,7 +721,7 @@ impl Cluster {
             self.counters.faults.link_down_drops += 1;
             return;
         }
-        let arrive = done + self.cfg.net.prop_delay_cycles;
+        let arrive = done + self.cfg.net.prop_delay_cycles + self.cfg.net.host_delay_cycles;
         if self.cfg.faults.any_packet_faults() {
             let copies = faults::inject(
                 &self.cfg.faults,

@@ -31,6 +31,10 @@ pub struct NetConfig {
     pub switch_delay_cycles: Cycles,
     /// Switch packet buffer.
     pub buffer: BufferConfig,
+    /// Extra latency from a frame's arrival at a host to its endpoint (RX
+    /// pipeline, DMA, or a software stack when modelling one); 0 for the
+    /// model alone.
+    pub host_delay_cycles: Cycles,
 }
 
 impl Default for NetConfig {
@@ -45,6 +49,7 @@ impl Default for NetConfig {
             buffer: BufferConfig::Shared {
                 bytes: 16 * 1024 * 1024,
             },
+            host_delay_cycles: 0,
         }
     }
 }
