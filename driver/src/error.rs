@@ -1,9 +1,10 @@
 //! The driver's errors: one enum a caller matches on, with a variant per
-//! concern (CSR access, discovery, VFIO, DMA memory). Every message says what
+//! concern (CSR access, discovery, VFIO, DMA memory, rings). Every message says what
 //! was found and, where a user can fix it, what to do.
 
 use crate::discovery::DiscoveryError;
 use crate::dma::DmaError;
+use crate::ring::RingError;
 use crate::vfio::VfioError;
 
 /// Anything the driver can fail at.
@@ -24,4 +25,6 @@ pub enum Error {
     Vfio(#[from] VfioError),
     #[error(transparent)]
     Dma(#[from] DmaError),
+    #[error(transparent)]
+    Ring(#[from] RingError),
 }

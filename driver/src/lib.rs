@@ -11,7 +11,8 @@
 //! Files, one concern each: `backend.rs` (what a card offers: the [`Backend`]
 //! trait), `dma.rs` (DMA buffers and the IOVA space), `regs.rs` (typed
 //! register blocks), `discovery.rs` (walking the block list, version checks),
-//! `device.rs` (an opened card), `sim.rs` and `vfio.rs` (the two backends),
+//! `device.rs` (an opened card), `ring.rs` (descriptor and completion
+//! rings, doorbells), `sim.rs` and `vfio.rs` (the two backends),
 //! `memory.rs` (hugepage memory for VFIO DMA), `pci.rs` (PCI addresses and
 //! the command register), `error.rs`.
 //!
@@ -31,6 +32,7 @@ pub mod error;
 pub mod memory;
 pub mod pci;
 pub mod regs;
+pub mod ring;
 pub mod sim;
 pub mod vfio;
 
@@ -43,5 +45,6 @@ pub use pci::PciAddress;
 pub use regs::{
     block_name, BlockHeader, DesignVersion, IdBlock, RxCountersBlock, ScratchBlock, Version,
 };
+pub use ring::{CompletionRing, DescriptorRing, Doorbell, PhaseBit, RingError};
 pub use sim::SimBackend;
 pub use vfio::{VfioBackend, VfioConfig, VfioError};
