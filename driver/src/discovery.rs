@@ -7,7 +7,8 @@
 //! configured, or gone (a PCIe read of a dead card returns all ones). So it
 //! is bounded three ways: a NEXT pointer must stay inside the register window
 //! and be word aligned, a block seen twice is a loop, and no list is longer
-//! than [`MAX_BLOCKS`]. Each failure is its own [`DiscoveryError`] naming the
+//! than [`MAX_BLOCKS`]. A block whose type reads 0 is nothing (the core reads
+//! 0 where no register decodes), and all ones is a card that does not answer. Each failure is its own [`DiscoveryError`] naming the
 //! addresses involved, so a bad bitstream is diagnosed from the message alone.
 //!
 //! Version checks follow the register map's rule (`regmap.rs`): same major,
@@ -30,6 +31,10 @@ pub const MAX_BLOCKS: usize = 1024;
 
 /// What a type, version or NEXT word of a card that does not answer reads as.
 const NO_RESPONSE: u32 = 0xffff_ffff;
+
+/// What the type word reads as where no block is (the core answers 0 for
+/// addresses it does not decode); no block type is 0.
+const NO_BLOCK: u32 = 0;
 
 /// A discovery or version-check failure.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +65,12 @@ pub enum DiscoveryError {
     /// The header of a block reads all ones: the card is not answering.
     #[error("the block header at {base:#x} reads 0xffffffff: the card does not answer (held in reset, bitstream not loaded, or the PCIe link is down)")]
     NoResponse { base: u32 },
+    /// Nothing answers at address 0: the window holds no register blocks.
+    #[error("no register block at address 0 (its type word reads 0): this register window is not a Homa NIC's (wrong BAR?)")]
+    EmptyWindow,
+    /// A NEXT pointer to an address where no block answers.
+    #[error("the block at {from:#x} points to a next block at {next:#x}, but nothing answers there (its type word reads 0): the bitstream's register map is inconsistent")]
+    DanglingNext { from: u32, next: u32 },
     /// A needed block type is not in the list.
     #[error(
         "no {name} block (type {block_type:#010x}) in the register-block list; found: {found}"
@@ -141,6 +152,16 @@ impl BlockList {
             let h = BlockHeader::read(backend, base)?;
             if h.block_type == NO_RESPONSE && h.version.word() == NO_RESPONSE {
                 return Err(DiscoveryError::NoResponse { base }.into());
+            }
+            if h.block_type == NO_BLOCK {
+                return Err(match blocks.last() {
+                    None => DiscoveryError::EmptyWindow,
+                    Some(from) => DiscoveryError::DanglingNext {
+                        from: from.base,
+                        next: base,
+                    },
+                }
+                .into());
             }
             tracing::debug!(base, block_type = h.block_type, version = %h.version, next = h.next, "register block");
             blocks.push(RegisterBlock {

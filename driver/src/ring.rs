@@ -39,7 +39,7 @@ use crate::Error;
 /// A ring failure.
 #[derive(Debug, thiserror::Error)]
 pub enum RingError {
-    #[error("a ring of {entries} entries of {entry_bytes} bytes: entries must be a power of two (at least 2) and entries a nonzero multiple of 4 bytes")]
+    #[error("a ring of {entries} entries of {entry_bytes} bytes: entries must be a power of two and entries a nonzero multiple of 4 bytes")]
     BadGeometry { entries: u32, entry_bytes: usize },
     #[error("descriptor ring full: all {entries} entries are waiting for the card")]
     Full { entries: u32 },
@@ -87,11 +87,7 @@ struct Slots {
 
 impl Slots {
     fn new(backend: &dyn Backend, entries: u32, entry_bytes: usize) -> Result<Self, Error> {
-        if entries < 2
-            || !entries.is_power_of_two()
-            || entry_bytes == 0
-            || !entry_bytes.is_multiple_of(4)
-        {
+        if !entries.is_power_of_two() || entry_bytes == 0 || !entry_bytes.is_multiple_of(4) {
             return Err(RingError::BadGeometry {
                 entries,
                 entry_bytes,

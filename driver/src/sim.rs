@@ -6,7 +6,7 @@
 //! the backend holds it in a mutex; every access is a few cycles of simulated
 //! time, counted by [`SimBackend::cycle`].
 //!
-//! TEMPORARY: DMA memory here is a stand-in, a zeroed `Vec` per allocation
+//! TEMPORARY: DMA memory here is a stand-in, a zeroed `Vec` of pages per allocation
 //! with a bump-allocated fake IOVA, so rings and tests can be written before
 //! the card's DMA ports are wired. The simulated host memory with PCIe latency
 //! and bandwidth is being written in `homa_hw_sim` (`host_memory.rs`); when it
@@ -118,14 +118,15 @@ impl Backend for SimBackend {
         let len = bytes.div_ceil(SIM_PAGE_BYTES) * SIM_PAGE_BYTES;
         let iova = self.iova.reserve(len, SIM_PAGE_BYTES)?;
         let mut memory = StandInMemory {
-            bytes: vec![0u8; len],
+            pages: vec![SimPage([0; SIM_PAGE_BYTES]); len / SIM_PAGE_BYTES],
             iova,
             space: self.iova.clone(),
         };
-        let ptr = NonNull::new(memory.bytes.as_mut_ptr()).expect("a Vec's pointer is not null");
+        let ptr = NonNull::new(memory.pages.as_mut_ptr().cast::<u8>())
+            .expect("a Vec's pointer is not null");
         self.iova.insert(iova, ptr, len);
         tracing::trace!(iova, len, "sim DMA buffer");
-        // SAFETY: the Vec holds `len` zeroed bytes at `ptr`; it is never
+        // SAFETY: the Vec holds `len` zeroed, page-aligned bytes at `ptr`; it is never
         // resized or touched again, and moving the Vec (into the Box) does not
         // move its heap storage, which lives until the buffer drops it.
         Ok(unsafe { DmaBuffer::new(ptr, len, iova, Box::new(memory)) })
@@ -143,10 +144,17 @@ impl Backend for SimBackend {
     }
 }
 
+/// One page of stand-in memory; the alignment makes buffers start page
+/// aligned, as the DMA buffer's word accessors rely on.
+#[derive(Clone, Copy)]
+#[repr(C, align(4096))]
+struct SimPage([u8; SIM_PAGE_BYTES]);
+const _: () = assert!(std::mem::align_of::<SimPage>() == SIM_PAGE_BYTES);
+
 /// TEMPORARY stand-in for simulated host memory: one allocation.
 struct StandInMemory {
     /// The bytes; accessed only through the buffer's pointer after creation.
-    bytes: Vec<u8>,
+    pages: Vec<SimPage>,
     /// Fake IOVA of byte 0.
     iova: u64,
     /// The space to leave when released.

@@ -205,3 +205,24 @@ fn require_names_a_missing_block_and_what_was_found() {
         "no ID block (type 0x484d0001) in the register-block list; found: scratch 1.0 at 0x0"
     );
 }
+
+#[test]
+fn a_next_pointer_to_where_no_block_answers_is_an_error() {
+    let card = FakeCard::with_blocks(&[(ID, 0x0001_0000, 0x0, 0x100)]);
+    let e = discovery_error(&card);
+    assert!(matches!(
+        e,
+        DiscoveryError::DanglingNext {
+            from: 0,
+            next: 0x100
+        }
+    ));
+    assert!(e.to_string().contains("nothing answers there"), "{e}");
+}
+
+#[test]
+fn an_empty_window_is_not_a_homa_nic() {
+    let e = discovery_error(&FakeCard::new(FAKE_WINDOW_BYTES));
+    assert!(matches!(e, DiscoveryError::EmptyWindow));
+    assert!(e.to_string().contains("wrong BAR"), "{e}");
+}

@@ -133,3 +133,17 @@ fn a_misaligned_word_panics() {
     let buf = sim.dma_alloc(10).unwrap();
     buf.read_u32(2);
 }
+
+#[test]
+fn dma_buffers_start_page_aligned_in_host_memory_too() {
+    let sim = SimBackend::traced_on_failure("sim_dma_host_alignment");
+    for bytes in [1, 100, 4096, 10_000] {
+        let buf = sim.dma_alloc(bytes).unwrap();
+        assert_eq!(
+            buf.as_ptr() as usize % 4096,
+            0,
+            "{bytes}-byte buffer at {:p}",
+            buf.as_ptr()
+        );
+    }
+}
