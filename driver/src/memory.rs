@@ -137,6 +137,34 @@ mod tests {
         assert_eq!(bytes[4999], 0xa5);
     }
 
+    /// Free 2 MiB hugepages, from /proc/meminfo.
+    fn free_hugepages() -> u64 {
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        meminfo
+            .lines()
+            .find_map(|l| l.strip_prefix("HugePages_Free:"))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn hugepages_are_used_when_the_machine_has_them_free() {
+        let before = free_hugepages();
+        let mut m = HostMemory::allocate(100).unwrap();
+        if before > 0 {
+            assert!(
+                m.is_hugepage(),
+                "{before} hugepages free, but got small pages"
+            );
+            assert_eq!(m.len(), HUGE_PAGE_BYTES);
+        } else {
+            assert!(!m.is_hugepage());
+            assert_eq!(m.len(), system_page_bytes());
+        }
+        // SAFETY: the mapping is m.len() bytes and nothing else uses it.
+        unsafe { m.as_mut_ptr().add(m.len() - 1).write(1) };
+    }
+
     #[test]
     fn zero_bytes_is_refused() {
         assert!(matches!(HostMemory::allocate(0), Err(DmaError::ZeroLength)));
