@@ -16,10 +16,10 @@
 //! A buffer owns its memory: dropping it unmaps it from the card (the IOMMU on
 //! a real card) and then frees it; [`DmaBuffer::free`] does the same and
 //! reports an unmap failure, which `Drop` can only log. The backend-specific
-//! part of that lives behind the crate-private [`DmaMemory`] trait, so the sim
+//! part of that lives behind the crate-private `DmaMemory` trait, so the sim
 //! and VFIO backends share this type and the rings built on it.
 //!
-//! [`IovaSpace`] hands out IOVAs with a bump allocator and remembers which
+//! `IovaSpace` hands out IOVAs with a bump allocator and remembers which
 //! are live, so a backend can translate an IOVA back to host memory (the sim's
 //! DMA engine does this; tests use it to see what the card sees). IOVAs are
 //! never reused: a driver allocates its rings and buffer pools when it starts,

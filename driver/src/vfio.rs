@@ -35,7 +35,7 @@
 //! configuration space is read and written with positioned I/O on a
 //! duplicate of the device fd; and it maps the group's failures to coarse
 //! errors (`InvalidPath`, `GroupViable`), which `preflight` and
-//! [`device_error`] turn into actionable ones.
+//! `device_error` turn into actionable ones.
 //!
 //! Not done here yet: interrupts (MSI-X through eventfds; the card has no
 //! completion interrupts yet), a device reset at open (VFIO_DEVICE_RESET; the
