@@ -27,7 +27,10 @@
 //!
 //! Freeing DMA memory is dropping the buffer (or [`DmaBuffer::free`] to see an
 //! unmap error); a buffer keeps what it needs to unmap itself, so it may be
-//! dropped in any order relative to other buffers.
+//! dropped in any order relative to other buffers. Drop buffers (and the
+//! rings holding them) before their backend, though: once a VFIO backend is
+//! gone its group has left the container, the kernel has torn the IOMMU
+//! mappings down with it, and a later unmap only logs a warning.
 
 use std::ptr::NonNull;
 
