@@ -33,6 +33,7 @@ pub mod models {
 
 pub use models::homa_core::HomaCore;
 pub use models::rx_parser::RxParser;
+pub use models::tx_framer::TxFramer;
 pub use models::tx_header::TxHeader;
 
 /// Path of the Verilog the `homa_core` model was built from.

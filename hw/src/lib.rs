@@ -17,6 +17,7 @@ pub mod regmap;
 pub mod rx_counters;
 pub mod rx_parser;
 pub mod scratch_block;
+pub mod tx_framer;
 pub mod tx_header;
 
 use rust_hdl::prelude::*;
@@ -72,6 +73,7 @@ pub fn designs() -> Vec<Design> {
         core_design(&CoreConfig::default()),
         Design::generate("rx_parser", rx_parser::RxParser::default()),
         Design::generate("tx_header", tx_header::TxHeaderBuilder::default()),
+        Design::generate("tx_framer", tx_framer::TxFramer::default()),
     ]
 }
 
