@@ -14,6 +14,7 @@ pub mod core;
 pub mod csr;
 pub mod id_block;
 pub mod regmap;
+pub mod rpc_table;
 pub mod rx_counters;
 pub mod rx_parser;
 pub mod scratch_block;
@@ -71,6 +72,7 @@ pub fn core_design(config: &CoreConfig) -> Design {
 pub fn designs() -> Vec<Design> {
     vec![
         core_design(&CoreConfig::default()),
+        Design::generate("rpc_table", rpc_table::RpcTable::default()),
         Design::generate("rx_parser", rx_parser::RxParser::default()),
         Design::generate("tx_header", tx_header::TxHeaderBuilder::default()),
         Design::generate("tx_framer", tx_framer::TxFramer::default()),

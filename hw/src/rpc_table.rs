@@ -1,0 +1,536 @@
+//! RPC table: finds an RPC's slot by (peer address, peer port, local port,
+//! RPC id), allocates a slot for a new RPC, frees it at the RPC's end of life.
+//! The slot number indexes every other per-RPC state RAM (bytes received,
+//! buffer, timers), which this block does not hold.
+//!
+//! DESIGN NOTES
+//! ------------
+//! Approach: a 4-way set-associative hash table in block RAM. Each way is one
+//! `RAM` of `SETS` entries of {valid, key}; the set is `set_index(key)`, the
+//! same function in Rust (the testbench's reference) and in the RTL. An RPC
+//! lives in slot `set * WAYS + way`. All operations take one pipeline pass:
+//!
+//!   cycle 0  request accepted (`s_req_valid & s_req_ready`); its set is
+//!            hashed from `s_req_key` and presented to the four RAMs' read ports.
+//!   cycle 1  the four entries of the set are out of the RAMs; each is compared
+//!            with the key (hit), or found empty (free). At most one write is
+//!            decided (INSERT into the lowest free way, or REMOVE of the hit
+//!            way) and happens at the end of this cycle, with the response and
+//!            the occupancy count registered at the same edge.
+//!   cycle 2  `m_rsp_*` holds the response, for one cycle; `occupancy` counts it.
+//!
+//! So the latency is 2 cycles from acceptance to `m_rsp_valid`, and the
+//! throughput one request per cycle, any mix of operations and sets. Requests
+//! take effect in order, exactly as if executed one at a time: the response
+//! of request n reflects every request before it.
+//!
+//! Same-set back-to-back requests: the RAM read of request n+1 happens at the
+//! same clock edge as the write of request n, and a RustHDL `RAM` (like a
+//! block RAM in read-first mode) returns the OLD entry then. One cycle later
+//! the write is visible. So the one write in flight is kept in a bypass
+//! register ({set, way, entry}, `bp_*`) and in cycle 1 it replaces what its
+//! way's RAM returned when the sets match. One entry suffices: only the write
+//! at the very edge of the read can be missed, and there is at most one write
+//! per cycle. The block testbench drives same-set sequences back to back and
+//! counts them.
+//!
+//! Operations (`RpcOp`, on `s_req_op`):
+//! - LOOKUP: hit and slot. No side effect.
+//! - INSERT: lookup; if present, hit and its slot (no change: a duplicate
+//!   insert is harmless, so the RX path may INSERT on every packet of an RPC
+//!   that may be new); if absent, the lowest free way of the set is taken:
+//!   inserted and the new slot; if the set has no free way, full (slot 0).
+//! - REMOVE, by key: if present, hit and the slot freed; else a miss. By key
+//!   rather than by slot so the RX path (an ACK names RPCs by key) needs no
+//!   lookup first; whoever holds only a slot reads the key from its own state.
+//! - code 3 is reserved and behaves as LOOKUP.
+//!
+//! Reset: a synchronous `reset` starts a sweep that writes every set empty,
+//! one set per cycle (`SETS` cycles, `CLEAR_CYCLES`); `s_req_ready` is low
+//! until it finishes. This is the only time ready is low. The response port
+//! has no back-pressure: the consumer takes one response per request.
+//!
+//! Hash: the XOR fold of the key's 16 bytes, with the RPC id first rotated
+//! right by one bit. Homa's id has its low bit fixed by the role (a client's
+//! ids are even, a server sees them odd), and a host numbers its client RPCs
+//! sequentially: unrotated, that bit would pin one set bit and leave half the
+//! sets unused for one peer; rotated, id bits 8:1 land on the set bits one to
+//! one, so 256 consecutive RPCs to one peer spread over all 256 sets. The fold
+//! is 8 XOR trees of 16 inputs (two LUT levels), cheap enough to sit in front
+//! of the RAM address in the acceptance cycle.
+//!
+//! Alternatives:
+//! - A better-mixed hash (H3: each set bit the parity of a random half of the
+//!   key) spreads adversarial keys better but costs ~8 x 64-input XOR trees in
+//!   the cycle that also addresses the RAM; peers are not adversaries on the
+//!   datacenter fabric, and a full set only refuses a new RPC (the peer
+//!   retries), so the fold wins.
+//! - Stalling same-set back-to-back requests for a cycle instead of the bypass:
+//!   simpler, but the RX path sees bursts of packets of one RPC (same key,
+//!   same set), exactly the case that would stall.
+//! - Cuckoo hashing (two tables, moves on insert) reaches higher load but
+//!   makes INSERT take a variable number of cycles; 4 ways keep it fixed.
+//! - Keys in flip-flops with a CAM: 1024 x 128 bits is far too many FFs.
+//!
+//! Invariants:
+//! - A key is in at most one way of its set (INSERT looks up before it
+//!   allocates, in the same pass), so at most one way hits.
+//! - `occupancy` equals the number of valid entries in the RAMs: it moves by
+//!   +1 exactly when INSERT writes a valid entry and by -1 exactly when REMOVE
+//!   clears one, at the same edge as the write; the sweep sets both to empty.
+//! - The bypass holds the write made at the previous edge, or is invalid.
+//!
+//! Timing risk at 250 MHz: cycle 1 runs from the RAM's output (not
+//! registered) through a 128-bit compare and a priority pick to the RAM's
+//! write enable. If that misses timing, register the RAM outputs (latency 3)
+//! and widen the bypass to the two writes in flight.
+
+use rust_hdl::prelude::*;
+
+/// Ways per set: how many RPCs whose keys hash alike can live at once.
+pub const WAYS: usize = 4;
+/// Sets: entries of each way's RAM.
+pub const SETS: usize = 256;
+/// RPC slots in the table: `WAYS * SETS`.
+pub const SLOTS: usize = WAYS * SETS;
+/// Bits of a set index (`s1_set`), a way number and a slot number.
+pub const SET_BITS: usize = 8;
+pub const WAY_BITS: usize = 2;
+pub const SLOT_BITS: usize = SET_BITS + WAY_BITS;
+/// Bits of a key: peer IPv4 (32), peer port (16), local port (16), id (64).
+pub const KEY_BITS: usize = 128;
+/// Bits of a RAM entry: the key, and a valid bit on top (bit 128).
+pub const ENTRY_BITS: usize = KEY_BITS + 1;
+/// Bits of `occupancy`: counts 0..=SLOTS.
+pub const OCCUPANCY_BITS: usize = 11;
+/// Clock cycles from a request's acceptance to its response on `m_rsp_*`.
+pub const LATENCY_CYCLES: u64 = 2;
+/// Clock cycles after reset during which `s_req_ready` is low (the sweep).
+pub const CLEAR_CYCLES: u64 = SETS as u64;
+
+/// What identifies an RPC on this host. As one 128-bit value (`s_req_key`):
+/// peer IPv4 in bits 127:96, peer port 95:80, local port 79:64, id 63:0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RpcKey {
+    /// IPv4 address of the other end, as a big-endian number (10.0.0.1 = 0x0a000001).
+    pub peer_ip: u32,
+    /// Homa port of the other end.
+    pub peer_port: u16,
+    /// Homa port of our end.
+    pub local_port: u16,
+    /// The RPC id as seen locally (a server's view has the low bit set).
+    pub id: u64,
+}
+
+impl RpcKey {
+    /// The key as `s_req_key` carries it.
+    pub fn to_u128(self) -> u128 {
+        (self.peer_ip as u128) << 96
+            | (self.peer_port as u128) << 80
+            | (self.local_port as u128) << 64
+            | self.id as u128
+    }
+
+    pub fn from_u128(v: u128) -> RpcKey {
+        RpcKey {
+            peer_ip: (v >> 96) as u32,
+            peer_port: (v >> 80) as u16,
+            local_port: (v >> 64) as u16,
+            id: v as u64,
+        }
+    }
+}
+
+/// The set a key lives in: the XOR fold of its 16 bytes after rotating the
+/// id right by one bit (see DESIGN NOTES). The RTL computes the same fold.
+pub fn set_index(key: &RpcKey) -> u8 {
+    let k = key.to_u128();
+    let mixed = (k >> 64 << 64) | key.id.rotate_right(1) as u128;
+    mixed.to_le_bytes().iter().fold(0, |h, b| h ^ b)
+}
+
+/// Slot number of `way` in `set`: what `m_rsp_slot` reports.
+pub fn slot(set: u8, way: usize) -> u16 {
+    assert!(way < WAYS);
+    (set as u16) * WAYS as u16 + way as u16
+}
+
+/// An operation on `s_req_op`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum RpcOp {
+    Lookup = 0,
+    Insert = 1,
+    Remove = 2,
+}
+
+impl RpcOp {
+    pub const ALL: [RpcOp; 3] = [RpcOp::Lookup, RpcOp::Insert, RpcOp::Remove];
+
+    pub fn from_code(code: u8) -> Option<RpcOp> {
+        RpcOp::ALL.into_iter().find(|op| *op as u8 == code)
+    }
+}
+
+#[derive(LogicBlock)]
+pub struct RpcTable {
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: forgets every RPC (the sweep, see
+    /// DESIGN NOTES) and any request in flight; requests are refused while high.
+    pub reset: Signal<In, bool>,
+
+    /// A request is offered this cycle; taken when `s_req_ready` is high too.
+    pub s_req_valid: Signal<In, bool>,
+    /// High except during reset and the sweep after it.
+    pub s_req_ready: Signal<Out, bool>,
+    /// An `RpcOp` code: 0 LOOKUP, 1 INSERT, 2 REMOVE (3 reserved, as LOOKUP).
+    pub s_req_op: Signal<In, Bits<2>>,
+    /// The RPC's key, laid out as `RpcKey::to_u128`.
+    pub s_req_key: Signal<In, Bits<128>>,
+
+    /// One cycle per accepted request, `LATENCY_CYCLES` after it, in order.
+    pub m_rsp_valid: Signal<Out, bool>,
+    /// The request's op code, echoed.
+    pub m_rsp_op: Signal<Out, Bits<2>>,
+    /// The key was in the table when the request ran (REMOVE: and is now gone).
+    pub m_rsp_hit: Signal<Out, bool>,
+    /// INSERT only: the key was absent and now has the slot below.
+    pub m_rsp_inserted: Signal<Out, bool>,
+    /// INSERT only: the key was absent and its set has no free way; nothing changed.
+    pub m_rsp_full: Signal<Out, bool>,
+    /// `set * WAYS + way` of the key when hit or inserted; 0 otherwise.
+    pub m_rsp_slot: Signal<Out, Bits<10>>,
+    /// Valid entries in the table (0..=1024), counting every response seen so far.
+    pub occupancy: Signal<Out, Bits<11>>,
+
+    /// Way w's entries, one per set: {valid in bit 128, key in 127:0}.
+    ways: [RAM<Bits<129>, 8>; 4],
+
+    // --- cycle 0: hash the offered key ---
+    /// Masks of the key's upper 64 bits (address and ports), its id bits
+    /// 63:1 and its id bit 0, for the rotation.
+    high64: Constant<Bits<128>>,
+    id_upper: Constant<Bits<128>>,
+    bit0: Constant<Bits<128>>,
+    /// The key with its id rotated right by one bit.
+    req_mixed: Signal<Local, Bits<128>>,
+    /// XOR folds of `req_mixed` down to the set index.
+    req_fold64: Signal<Local, Bits<64>>,
+    req_fold32: Signal<Local, Bits<32>>,
+    req_fold16: Signal<Local, Bits<16>>,
+    req_set: Signal<Local, Bits<8>>,
+    /// A request is taken at this edge.
+    accept: Signal<Local, bool>,
+
+    // --- cycle 1: registered request, compared with the RAMs' output ---
+    /// The request in cycle 1 is real (accepted at the last edge).
+    s1_valid: DFF<bool>,
+    s1_op: DFF<Bits<2>>,
+    s1_key: DFF<Bits<128>>,
+    /// `set_index(s1_key)`: the set whose entries the RAMs now show.
+    s1_set: DFF<Bits<8>>,
+    /// Way w's entry of the set: the RAM's, or the bypass's when it holds a
+    /// write to this very set and way made at the edge of the read.
+    entry: [Signal<Local, Bits<129>>; 4],
+    way_hit: [Signal<Local, bool>; 4],
+    way_free: [Signal<Local, bool>; 4],
+    hit: Signal<Local, bool>,
+    /// The way that hit (meaningful when `hit`).
+    hit_way: Signal<Local, Bits<2>>,
+    any_free: Signal<Local, bool>,
+    /// The lowest free way (meaningful when `any_free`).
+    free_way: Signal<Local, Bits<2>>,
+    op_insert: Signal<Local, bool>,
+    op_remove: Signal<Local, bool>,
+    /// This request allocates `free_way` / clears `hit_way`.
+    do_insert: Signal<Local, bool>,
+    do_remove: Signal<Local, bool>,
+    wr_way: Signal<Local, Bits<2>>,
+    /// What is written to `wr_way` of `s1_set`: {1, key} or 0.
+    wr_data: Signal<Local, Bits<129>>,
+    /// The valid bit of an entry (bit 128).
+    valid_bit: Constant<Bits<129>>,
+
+    // --- write bypass: the write made at the last edge ---
+    bp_valid: DFF<bool>,
+    bp_set: DFF<Bits<8>>,
+    bp_way: DFF<Bits<2>>,
+    bp_data: DFF<Bits<129>>,
+
+    // --- reset sweep ---
+    /// Writing set `clear_set` empty in every way this cycle; requests refused.
+    clearing: DFF<bool>,
+    clear_set: DFF<Bits<8>>,
+
+    // --- cycle 2: the response ---
+    rsp_valid: DFF<bool>,
+    rsp_op: DFF<Bits<2>>,
+    rsp_hit: DFF<bool>,
+    rsp_inserted: DFF<bool>,
+    rsp_full: DFF<bool>,
+    rsp_slot: DFF<Bits<10>>,
+    /// Valid entries; changed only at the edge that writes an entry.
+    count: DFF<Bits<11>>,
+}
+
+impl Default for RpcTable {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_req_valid: Default::default(),
+            s_req_ready: Default::default(),
+            s_req_op: Default::default(),
+            s_req_key: Default::default(),
+            m_rsp_valid: Default::default(),
+            m_rsp_op: Default::default(),
+            m_rsp_hit: Default::default(),
+            m_rsp_inserted: Default::default(),
+            m_rsp_full: Default::default(),
+            m_rsp_slot: Default::default(),
+            occupancy: Default::default(),
+            ways: Default::default(),
+            high64: Constant::new(Bits::<128>::from(u64::MAX) << 64),
+            id_upper: Constant::new(Bits::<128>::from(u64::MAX - 1)),
+            bit0: Constant::new(Bits::<128>::from(1u64)),
+            req_mixed: Default::default(),
+            req_fold64: Default::default(),
+            req_fold32: Default::default(),
+            req_fold16: Default::default(),
+            req_set: Default::default(),
+            accept: Default::default(),
+            s1_valid: Default::default(),
+            s1_op: Default::default(),
+            s1_key: Default::default(),
+            s1_set: Default::default(),
+            entry: Default::default(),
+            way_hit: Default::default(),
+            way_free: Default::default(),
+            hit: Default::default(),
+            hit_way: Default::default(),
+            any_free: Default::default(),
+            free_way: Default::default(),
+            op_insert: Default::default(),
+            op_remove: Default::default(),
+            do_insert: Default::default(),
+            do_remove: Default::default(),
+            wr_way: Default::default(),
+            wr_data: Default::default(),
+            valid_bit: Constant::new(Bits::<129>::from(1u64) << KEY_BITS as u64),
+            bp_valid: Default::default(),
+            bp_set: Default::default(),
+            bp_way: Default::default(),
+            bp_data: Default::default(),
+            clearing: Default::default(),
+            clear_set: Default::default(),
+            rsp_valid: Default::default(),
+            rsp_op: Default::default(),
+            rsp_hit: Default::default(),
+            rsp_inserted: Default::default(),
+            rsp_full: Default::default(),
+            rsp_slot: Default::default(),
+            count: Default::default(),
+        }
+    }
+}
+
+impl Logic for RpcTable {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            s1_valid,
+            s1_op,
+            s1_key,
+            s1_set,
+            bp_valid,
+            bp_set,
+            bp_way,
+            bp_data,
+            clearing,
+            clear_set,
+            rsp_valid,
+            rsp_op,
+            rsp_hit,
+            rsp_inserted,
+            rsp_full,
+            rsp_slot,
+            count
+        );
+
+        // ---- cycle 0: hash, read the set, register the request ----
+        // Same fold as `set_index`: id rotated right by one, then halves XORed.
+        self.req_mixed.next = (self.s_req_key.val() & self.high64.val())
+            | ((self.s_req_key.val() & self.id_upper.val()) >> 1)
+            | ((self.s_req_key.val() & self.bit0.val()) << 63);
+        self.req_fold64.next =
+            self.req_mixed.val().get_bits::<64>(64) ^ self.req_mixed.val().get_bits::<64>(0);
+        self.req_fold32.next =
+            self.req_fold64.val().get_bits::<32>(32) ^ self.req_fold64.val().get_bits::<32>(0);
+        self.req_fold16.next =
+            self.req_fold32.val().get_bits::<16>(16) ^ self.req_fold32.val().get_bits::<16>(0);
+        self.req_set.next =
+            self.req_fold16.val().get_bits::<8>(8) ^ self.req_fold16.val().get_bits::<8>(0);
+
+        self.s_req_ready.next = !self.clearing.q.val() & !self.reset.val();
+        self.accept.next = self.s_req_valid.val() & !self.clearing.q.val() & !self.reset.val();
+        self.s1_valid.d.next = self.accept.val();
+        self.s1_op.d.next = self.s_req_op.val();
+        self.s1_key.d.next = self.s_req_key.val();
+        self.s1_set.d.next = self.req_set.val();
+
+        // ---- cycle 1: compare the set's entries with the key ----
+        for w in 0..4 {
+            self.ways[w].read_clock.next = self.clock.val();
+            self.ways[w].write_clock.next = self.clock.val();
+            self.ways[w].read_address.next = self.req_set.val();
+            self.entry[w].next = self.ways[w].read_data.val();
+            if self.bp_valid.q.val()
+                & (self.bp_set.q.val() == self.s1_set.q.val())
+                & (self.bp_way.q.val().index() == w)
+            {
+                self.entry[w].next = self.bp_data.q.val();
+            }
+            self.way_hit[w].next = self.entry[w].val().get_bit(128)
+                & (self.entry[w].val().get_bits::<128>(0) == self.s1_key.q.val());
+            self.way_free[w].next = !self.entry[w].val().get_bit(128);
+        }
+        self.hit.next = self.way_hit[0].val()
+            | self.way_hit[1].val()
+            | self.way_hit[2].val()
+            | self.way_hit[3].val();
+        if self.way_hit[0].val() {
+            self.hit_way.next = 0.into();
+        } else if self.way_hit[1].val() {
+            self.hit_way.next = 1.into();
+        } else if self.way_hit[2].val() {
+            self.hit_way.next = 2.into();
+        } else {
+            self.hit_way.next = 3.into();
+        }
+        self.any_free.next = self.way_free[0].val()
+            | self.way_free[1].val()
+            | self.way_free[2].val()
+            | self.way_free[3].val();
+        if self.way_free[0].val() {
+            self.free_way.next = 0.into();
+        } else if self.way_free[1].val() {
+            self.free_way.next = 1.into();
+        } else if self.way_free[2].val() {
+            self.free_way.next = 2.into();
+        } else {
+            self.free_way.next = 3.into();
+        }
+        self.op_insert.next = self.s1_valid.q.val() & (self.s1_op.q.val() == 1);
+        self.op_remove.next = self.s1_valid.q.val() & (self.s1_op.q.val() == 2);
+        self.do_insert.next = self.op_insert.val() & !self.hit.val() & self.any_free.val();
+        self.do_remove.next = self.op_remove.val() & self.hit.val();
+        self.wr_way.next = self.hit_way.val();
+        self.wr_data.next = 0.into();
+        if self.do_insert.val() {
+            self.wr_way.next = self.free_way.val();
+            self.wr_data.next = self.valid_bit.val() | bit_cast::<129, 128>(self.s1_key.q.val());
+        }
+
+        // The write: the request's, or the sweep's (every way, empty).
+        for w in 0..4 {
+            self.ways[w].write_address.next = self.s1_set.q.val();
+            self.ways[w].write_data.next = self.wr_data.val();
+            self.ways[w].write_enable.next =
+                (self.do_insert.val() | self.do_remove.val()) & (self.wr_way.val().index() == w);
+            if self.clearing.q.val() {
+                self.ways[w].write_address.next = self.clear_set.q.val();
+                self.ways[w].write_data.next = 0.into();
+                self.ways[w].write_enable.next = true;
+            }
+        }
+        self.bp_valid.d.next = self.do_insert.val() | self.do_remove.val();
+        self.bp_set.d.next = self.s1_set.q.val();
+        self.bp_way.d.next = self.wr_way.val();
+        self.bp_data.d.next = self.wr_data.val();
+
+        // ---- the response and the count, registered with the write ----
+        self.rsp_valid.d.next = self.s1_valid.q.val();
+        self.rsp_op.d.next = self.s1_op.q.val();
+        self.rsp_hit.d.next = self.s1_valid.q.val() & self.hit.val();
+        self.rsp_inserted.d.next = self.do_insert.val();
+        self.rsp_full.d.next = self.op_insert.val() & !self.hit.val() & !self.any_free.val();
+        self.rsp_slot.d.next = 0.into();
+        if self.s1_valid.q.val() & self.hit.val() {
+            self.rsp_slot.d.next = (bit_cast::<10, 8>(self.s1_set.q.val()) << 2)
+                | bit_cast::<10, 2>(self.hit_way.val());
+        } else if self.do_insert.val() {
+            self.rsp_slot.d.next = (bit_cast::<10, 8>(self.s1_set.q.val()) << 2)
+                | bit_cast::<10, 2>(self.free_way.val());
+        }
+        if self.do_insert.val() {
+            self.count.d.next = self.count.q.val() + 1;
+        }
+        if self.do_remove.val() {
+            self.count.d.next = self.count.q.val() - 1;
+        }
+
+        // ---- the sweep, and reset ----
+        if self.clearing.q.val() {
+            self.clear_set.d.next = self.clear_set.q.val() + 1;
+            if self.clear_set.q.val() == 255 {
+                self.clearing.d.next = false;
+            }
+        }
+        if self.reset.val() {
+            self.clearing.d.next = true;
+            self.clear_set.d.next = 0.into();
+            self.s1_valid.d.next = false;
+            self.bp_valid.d.next = false;
+            self.rsp_valid.d.next = false;
+            self.rsp_hit.d.next = false;
+            self.rsp_inserted.d.next = false;
+            self.rsp_full.d.next = false;
+            self.count.d.next = 0.into();
+        }
+
+        self.m_rsp_valid.next = self.rsp_valid.q.val();
+        self.m_rsp_op.next = self.rsp_op.q.val();
+        self.m_rsp_hit.next = self.rsp_hit.q.val();
+        self.m_rsp_inserted.next = self.rsp_inserted.q.val();
+        self.m_rsp_full.next = self.rsp_full.q.val();
+        self.m_rsp_slot.next = self.rsp_slot.q.val();
+        self.occupancy.next = self.count.q.val();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_round_trips_through_u128() {
+        let k = RpcKey {
+            peer_ip: 0x0a00_0001,
+            peer_port: 0x1234,
+            local_port: 0xabcd,
+            id: 0x0123_4567_89ab_cdef,
+        };
+        assert_eq!(RpcKey::from_u128(k.to_u128()), k);
+        assert_eq!(k.to_u128() >> 96, 0x0a00_0001);
+    }
+
+    #[test]
+    fn sequential_ids_to_one_peer_use_every_set() {
+        let mut seen = [false; SETS];
+        for n in 0..SETS as u64 {
+            let k = RpcKey {
+                peer_ip: 0x0a00_0002,
+                peer_port: 4000,
+                local_port: 40_000,
+                id: 1000 + 2 * n,
+            };
+            seen[set_index(&k) as usize] = true;
+        }
+        assert!(
+            seen.iter().all(|&s| s),
+            "256 consecutive client ids cover all sets"
+        );
+    }
+}
