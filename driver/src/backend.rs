@@ -6,9 +6,9 @@
 //! ------------
 //! The trait is the whole contract between the device layer and a card, and it
 //! is small on purpose: 32-bit register reads and writes at a byte offset into
-//! the register window (BAR), DMA memory (a [`DmaBuffer`] knows both its host
-//! address and the IOVA the card uses), translation of an IOVA back to host
-//! memory, and a way to let the card make progress while the host polls.
+//! the register window (BAR), DMA memory (a [`DmaBuffer`] the host reads and
+//! writes, which the card reaches at its IOVA), the card's view of that memory
+//! by IOVA, and a way to let the card make progress while the host polls.
 //! Everything above it (discovery, typed register blocks, and later the rings)
 //! is written once against this trait.
 //!
@@ -31,8 +31,6 @@
 //! rings holding them) before their backend, though: once a VFIO backend is
 //! gone its group has left the container, the kernel has torn the IOMMU
 //! mappings down with it, and a later unmap only logs a warning.
-
-use std::ptr::NonNull;
 
 use crate::dma::DmaBuffer;
 use crate::Error;
@@ -57,9 +55,13 @@ pub trait Backend: Send + Sync {
     /// starts page aligned and its length is rounded up to the backend's page.
     fn dma_alloc(&self, bytes: usize) -> Result<DmaBuffer, Error>;
 
-    /// The host address behind `bytes` at `iova`, if that range lies inside
-    /// one live buffer of this backend: the card's view of DMA memory.
-    fn dma_translate(&self, iova: u64, bytes: usize) -> Result<NonNull<u8>, Error>;
+    /// Reads `out.len()` bytes at `iova` as the card would: the card's view
+    /// of DMA memory, for the simulated card's DMA engine and for tests. The
+    /// range must lie inside one live buffer, as an IOMMU would require.
+    fn dma_read(&self, iova: u64, out: &mut [u8]) -> Result<(), Error>;
+
+    /// Writes `data` at `iova` as the card would (see [`Backend::dma_read`]).
+    fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error>;
 
     /// Lets the card make progress for about `cycles` core clock cycles while
     /// the host waits (between polls of a completion ring). The sim ticks its
@@ -99,8 +101,11 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     fn dma_alloc(&self, bytes: usize) -> Result<DmaBuffer, Error> {
         (**self).dma_alloc(bytes)
     }
-    fn dma_translate(&self, iova: u64, bytes: usize) -> Result<NonNull<u8>, Error> {
-        (**self).dma_translate(iova, bytes)
+    fn dma_read(&self, iova: u64, out: &mut [u8]) -> Result<(), Error> {
+        (**self).dma_read(iova, out)
+    }
+    fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error> {
+        (**self).dma_write(iova, data)
     }
     fn advance(&self, cycles: u64) {
         (**self).advance(cycles)

@@ -6,12 +6,14 @@
 //! the backend holds it in a mutex; every access is a few cycles of simulated
 //! time, counted by [`SimBackend::cycle`].
 //!
-//! TEMPORARY: DMA memory here is a stand-in, a zeroed `Vec` of pages per allocation
-//! with a bump-allocated fake IOVA, so rings and tests can be written before
-//! the card's DMA ports are wired. The simulated host memory with PCIe latency
-//! and bandwidth is being written in `homa_hw_sim` (`host_memory.rs`); when it
-//! lands, `dma_alloc`/`dma_translate` below move onto it and nothing outside
-//! this file changes.
+//! TEMPORARY: DMA memory here is a stand-in, a zeroed `Vec` of pages per
+//! allocation with a bump-allocated fake IOVA, so rings and tests can be
+//! written before the card's DMA ports are wired. The simulated host memory
+//! with PCIe latency and bandwidth is `homa_hw_sim::host_memory`; moving onto
+//! it is this file only: `dma_alloc` maps a region there (`HostMemory::map`)
+//! and returns a buffer whose `DmaMemory` reads and writes through
+//! `HostMemory::read`/`write` (copies, no host pointer), and `dma_read`/
+//! `dma_write` become its `dma_read`/`dma_write`, IOMMU checks included.
 
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -20,7 +22,7 @@ use homa_hw::regmap;
 use homa_hw_sim::{HomaCore, Sim};
 
 use crate::backend::{check_csr_offset, Backend};
-use crate::dma::{DmaBuffer, DmaError, DmaMemory, IovaSpace};
+use crate::dma::{DmaBuffer, DmaError, DmaMemory, HostPtr, IovaSpace};
 use crate::Error;
 
 /// Cycles reset is held when a simulated card is created.
@@ -117,23 +119,31 @@ impl Backend for SimBackend {
         }
         let len = bytes.div_ceil(SIM_PAGE_BYTES) * SIM_PAGE_BYTES;
         let iova = self.iova.reserve(len, SIM_PAGE_BYTES)?;
-        let mut memory = StandInMemory {
-            pages: vec![SimPage([0; SIM_PAGE_BYTES]); len / SIM_PAGE_BYTES],
+        let mut pages = vec![SimPage([0; SIM_PAGE_BYTES]); len / SIM_PAGE_BYTES];
+        let ptr =
+            NonNull::new(pages.as_mut_ptr().cast::<u8>()).expect("a Vec's pointer is not null");
+        // SAFETY: the Vec holds `len` zeroed, page-aligned bytes at `ptr`; it
+        // is never resized or touched again except through this pointer, and
+        // moving the Vec (into StandInMemory) does not move its heap storage,
+        // which lives until the buffer drops it.
+        let host = unsafe { HostPtr::new(ptr, len) };
+        self.iova.insert(iova, ptr, len);
+        tracing::trace!(iova, len, "sim DMA buffer");
+        let memory = StandInMemory {
+            _pages: pages,
+            host,
             iova,
             space: self.iova.clone(),
         };
-        let ptr = NonNull::new(memory.pages.as_mut_ptr().cast::<u8>())
-            .expect("a Vec's pointer is not null");
-        self.iova.insert(iova, ptr, len);
-        tracing::trace!(iova, len, "sim DMA buffer");
-        // SAFETY: the Vec holds `len` zeroed, page-aligned bytes at `ptr`; it is never
-        // resized or touched again, and moving the Vec (into the Box) does not
-        // move its heap storage, which lives until the buffer drops it.
-        Ok(unsafe { DmaBuffer::new(ptr, len, iova, Box::new(memory)) })
+        Ok(DmaBuffer::new(len, iova, Box::new(memory)))
     }
 
-    fn dma_translate(&self, iova: u64, bytes: usize) -> Result<NonNull<u8>, Error> {
-        Ok(self.iova.translate(iova, bytes)?)
+    fn dma_read(&self, iova: u64, out: &mut [u8]) -> Result<(), Error> {
+        Ok(self.iova.card_read(iova, out)?)
+    }
+
+    fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error> {
+        Ok(self.iova.card_write(iova, data)?)
     }
 
     fn advance(&self, cycles: u64) {
@@ -153,8 +163,10 @@ const _: () = assert!(std::mem::align_of::<SimPage>() == SIM_PAGE_BYTES);
 
 /// TEMPORARY stand-in for simulated host memory: one allocation.
 struct StandInMemory {
-    /// The bytes; accessed only through the buffer's pointer after creation.
-    pages: Vec<SimPage>,
+    /// Owns the bytes; reached only through `host` after creation.
+    _pages: Vec<SimPage>,
+    /// The bytes.
+    host: HostPtr,
     /// Fake IOVA of byte 0.
     iova: u64,
     /// The space to leave when released.
@@ -162,6 +174,18 @@ struct StandInMemory {
 }
 
 impl DmaMemory for StandInMemory {
+    fn read(&self, offset: usize, out: &mut [u8]) {
+        self.host.read(offset, out)
+    }
+
+    fn write(&mut self, offset: usize, data: &[u8]) {
+        self.host.write(offset, data)
+    }
+
+    fn host_ptr(&self) -> Option<NonNull<u8>> {
+        Some(self.host.as_non_null())
+    }
+
     fn release(&mut self) -> Result<(), Error> {
         self.space.remove(self.iova);
         Ok(())

@@ -59,7 +59,7 @@ use vfio_ioctls::{VfioContainer, VfioDevice};
 use volatile_register::RW;
 
 use crate::backend::{check_csr_offset, Backend};
-use crate::dma::{DmaBuffer, DmaMemory, IovaSpace};
+use crate::dma::{DmaBuffer, DmaMemory, HostPtr, IovaSpace};
 use crate::memory::HostMemory;
 use crate::pci::{self, PciAddress};
 use crate::Error;
@@ -483,9 +483,10 @@ impl Backend for VfioBackend {
         let ptr = NonNull::new(host.as_mut_ptr()).expect("mmap does not return null");
         // SAFETY: `ptr` is `len` bytes of anonymous memory owned by `host`, to
         // which no Rust reference exists; from here on it is reached only
-        // through the DmaBuffer's raw-pointer accessors (or its unsafe slice
-        // views, whose contract excludes the card), and it stays mapped until
-        // the buffer unmaps it from the IOMMU before `host` is dropped.
+        // through raw pointers (`HostPtr`, or `DmaBuffer::host_ptr`, whose
+        // users must tolerate the card changing the bytes), and it stays
+        // mapped until the buffer unmaps it from the IOMMU before `host` is
+        // dropped.
         unsafe { self.container.vfio_dma_map(iova, len, ptr.as_ptr()) }.map_err(|source| {
             VfioError::DmaMap {
                 iova,
@@ -501,6 +502,9 @@ impl Backend for VfioBackend {
             "DMA buffer mapped"
         );
         let memory = IommuMemory {
+            // SAFETY: `host` (moved into the same struct) keeps the `len`
+            // bytes at `ptr` mapped; moving the MmapMut does not move them.
+            ptr: unsafe { HostPtr::new(ptr, len) },
             host,
             iova,
             len,
@@ -508,13 +512,15 @@ impl Backend for VfioBackend {
             space: self.iova.clone(),
             container: self.container.clone(),
         };
-        // SAFETY: `host` (moved into `memory`) keeps the zeroed mapping alive;
-        // moving the MmapMut does not move the mapping.
-        Ok(unsafe { DmaBuffer::new(ptr, len, iova, Box::new(memory)) })
+        Ok(DmaBuffer::new(len, iova, Box::new(memory)))
     }
 
-    fn dma_translate(&self, iova: u64, bytes: usize) -> Result<NonNull<u8>, Error> {
-        Ok(self.iova.translate(iova, bytes)?)
+    fn dma_read(&self, iova: u64, out: &mut [u8]) -> Result<(), Error> {
+        Ok(self.iova.card_read(iova, out)?)
+    }
+
+    fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error> {
+        Ok(self.iova.card_write(iova, data)?)
     }
 
     fn advance(&self, cycles: u64) {
@@ -540,6 +546,8 @@ impl Drop for VfioBackend {
 
 /// DMA memory of a real card: hugepage-backed host memory mapped in the IOMMU.
 struct IommuMemory {
+    /// The bytes of `host`.
+    ptr: HostPtr,
     /// The host memory; dropped (munmapped) after the IOMMU mapping is gone.
     host: HostMemory,
     /// IOVA of byte 0.
@@ -553,6 +561,18 @@ struct IommuMemory {
 }
 
 impl DmaMemory for IommuMemory {
+    fn read(&self, offset: usize, out: &mut [u8]) {
+        self.ptr.read(offset, out)
+    }
+
+    fn write(&mut self, offset: usize, data: &[u8]) {
+        self.ptr.write(offset, data)
+    }
+
+    fn host_ptr(&self) -> Option<NonNull<u8>> {
+        Some(self.ptr.as_non_null())
+    }
+
     fn release(&mut self) -> Result<(), Error> {
         self.space.remove(self.iova);
         if self.mapped {

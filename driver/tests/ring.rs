@@ -1,5 +1,5 @@
 //! Rings and doorbells on the sim backend: the card's side is played through
-//! `dma_translate` (what the card sees at an IOVA), and the scratch register
+//! `dma_read`/`dma_write` (the card's view of memory by IOVA), and the scratch register
 //! stands in for a doorbell until the datapath's queue blocks exist.
 
 use homa_driver::{
@@ -30,16 +30,14 @@ fn doorbell_value(backend: &SimBackend) -> u32 {
 
 /// What the card reads at `iova`.
 fn card_reads(backend: &dyn Backend, iova: u64, bytes: usize) -> Vec<u8> {
-    let p = backend.dma_translate(iova, bytes).unwrap();
-    // SAFETY: the translation is `bytes` long inside a live buffer.
-    unsafe { std::slice::from_raw_parts(p.as_ptr(), bytes) }.to_vec()
+    let mut out = vec![0u8; bytes];
+    backend.dma_read(iova, &mut out).unwrap();
+    out
 }
 
 /// The card writes `data` at `iova`.
 fn card_writes(backend: &dyn Backend, iova: u64, data: &[u8]) {
-    let p = backend.dma_translate(iova, data.len()).unwrap();
-    // SAFETY: as above; no host reference to the bytes is live.
-    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p.as_ptr(), data.len()) }
+    backend.dma_write(iova, data).unwrap();
 }
 
 fn entry(tag: u8) -> [u8; ENTRY_BYTES] {

@@ -4,7 +4,6 @@
 #![allow(dead_code)]
 
 use std::collections::HashMap;
-use std::ptr::NonNull;
 use std::sync::Mutex;
 
 use homa_driver::{Backend, DmaBuffer, DmaError, Error};
@@ -109,8 +108,19 @@ impl Backend for FakeCard {
     fn dma_alloc(&self, _bytes: usize) -> Result<DmaBuffer, Error> {
         unimplemented!("the fake card has no DMA")
     }
-    fn dma_translate(&self, iova: u64, bytes: usize) -> Result<NonNull<u8>, Error> {
-        Err(DmaError::Unmapped { iova, bytes }.into())
+    fn dma_read(&self, iova: u64, out: &mut [u8]) -> Result<(), Error> {
+        Err(DmaError::Unmapped {
+            iova,
+            bytes: out.len(),
+        }
+        .into())
+    }
+    fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error> {
+        Err(DmaError::Unmapped {
+            iova,
+            bytes: data.len(),
+        }
+        .into())
     }
     fn advance(&self, _cycles: u64) {}
 }
