@@ -155,7 +155,7 @@ impl Backend for SimBackend {
 }
 
 /// One page of stand-in memory; the alignment makes buffers start page
-/// aligned, as the DMA buffer's word accessors rely on.
+/// aligned, as `Backend::dma_alloc` promises.
 #[derive(Clone, Copy)]
 #[repr(C, align(4096))]
 struct SimPage([u8; SIM_PAGE_BYTES]);
