@@ -22,7 +22,10 @@ fn info_lists_the_simulated_cards_blocks_and_id() {
     assert!(ok, "{err}");
     assert!(out.contains("simulated card"), "{out}");
     assert!(out.contains("0x000000  0x484d0001  1.0      ID"), "{out}");
-    assert!(out.contains("0x000100  0x484d0002  1.0      scratch"), "{out}");
+    assert!(
+        out.contains("0x000100  0x484d0002  1.0      scratch"),
+        "{out}"
+    );
     assert!(out.contains("250000 kHz"), "{out}");
     assert!(out.contains("512 bits"), "{out}");
     assert!(out.contains("wire format     0x20250700"), "{out}");
