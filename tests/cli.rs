@@ -123,15 +123,23 @@ fn verilog_export_passes_lint() {
     let (ok, _, err) = homa_nic(&["verilog", "--out", dir.path().to_str().unwrap()]);
     assert!(ok, "{err}");
     let files = std::fs::read_to_string(dir.path().join("files.f")).unwrap();
-    assert_eq!(files.trim(), "homa_core.v");
-    let lint = Command::new("verilator")
-        .current_dir(dir.path())
-        .args(["--lint-only", "-Wall", "verilator.vlt", "homa_core.v"])
-        .output()
-        .expect("verilator is installed (make deps)");
-    assert!(
-        lint.status.success(),
-        "{}",
-        String::from_utf8_lossy(&lint.stderr)
-    );
+    let listed: Vec<&str> = files.lines().collect();
+    let designs: Vec<String> = homa_hw::designs()
+        .iter()
+        .map(|d| format!("{}.v", d.name))
+        .collect();
+    assert_eq!(listed, designs);
+    assert!(listed.contains(&"homa_core.v"));
+    for file in listed {
+        let lint = Command::new("verilator")
+            .current_dir(dir.path())
+            .args(["--lint-only", "-Wall", "verilator.vlt", file])
+            .output()
+            .expect("verilator is installed (make deps)");
+        assert!(
+            lint.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&lint.stderr)
+        );
+    }
 }

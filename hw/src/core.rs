@@ -1,24 +1,40 @@
 //! The top level of the Homa transport core: what sits between the PCIe DMA
 //! shell and the 100G MAC on the card, and what hw-sim drives in simulation.
 //!
-//! Today it holds the CSR decoder, the ID and scratch blocks, and the start of
-//! the RX path: every received frame is parsed and counted by verdict; the
-//! rest of the datapath joins as it lands. Top-level ports stay scalar (Verilator mangles
-//! the `$` in RustHDL's names of nested signals).
+//! Today it holds the CSR decoder and register blocks, the TX path (TX engine,
+//! header builder, framer, completion writer: messages up to unsched_bytes
+//! leave as DATA packets) and the start of the RX path (every received frame
+//! is parsed and counted by verdict). Top-level ports stay scalar (Verilator
+//! mangles the `$` in RustHDL's names of nested signals).
 //!
 //! CSR protocol: the host raises `csr_rd_en` or `csr_wr_en` for one cycle with
 //! `csr_addr` (a byte address, word aligned). A write takes effect at that
 //! clock edge. A read answers exactly one cycle later with `csr_rd_valid` high
 //! and `csr_rd_data`; an address no block claims reads as 0, so no read hangs.
+//!
+//! DMA ports (the PCIe shell's side; ARCHITECTURE.md): read requests
+//! {addr, len <= 4096, tag} with valid/ready; read responses packed from lane
+//! 0, one request's beats in order, `error` set on every beat of a request the
+//! IOMMU refused; writes {addr of lane 0, data, byte strobes, last}.
+//! Ethernet TX: `tuser` on a frame's last beat asks the MAC to spoil its FCS
+//! (the frame's payload could not be read).
 
 use rust_hdl::prelude::*;
 
+use crate::cpl_writer::CplWriter;
+use crate::endpoint_block::EndpointBlock;
 use crate::id_block::IdBlock;
-use crate::regmap::{self, CSR_ADDR_BITS};
+use crate::interface_block::InterfaceBlock;
+use crate::regmap::{self, endpoint, CSR_ADDR_BITS};
 use crate::rx_counters::RxCounters;
 use crate::rx_parser::RxParser;
 use crate::scratch_block::ScratchBlock;
+use crate::tx_engine::TxEngine;
+use crate::tx_framer::TxFramer;
+use crate::tx_header::TxHeaderBuilder;
 use crate::CoreConfig;
+
+const ENDPOINTS: usize = endpoint::COUNT;
 
 #[derive(LogicBlock)]
 pub struct HomaCore {
@@ -41,15 +57,54 @@ pub struct HomaCore {
     pub s_axis_rx_tvalid: Signal<In, bool>,
     pub s_axis_rx_tlast: Signal<In, bool>,
     pub s_axis_rx_tready: Signal<Out, bool>,
+    /// Frames to the MAC.
+    pub m_axis_tx_tdata: Signal<Out, Bits<512>>,
+    pub m_axis_tx_tkeep: Signal<Out, Bits<64>>,
+    pub m_axis_tx_tvalid: Signal<Out, bool>,
+    pub m_axis_tx_tready: Signal<In, bool>,
+    pub m_axis_tx_tlast: Signal<Out, bool>,
+    /// With `tlast`: send this frame with a bad FCS.
+    pub m_axis_tx_tuser: Signal<Out, bool>,
+    /// DMA read requests to host memory.
+    pub m_dma_rd_req_valid: Signal<Out, bool>,
+    pub m_dma_rd_req_ready: Signal<In, bool>,
+    pub m_dma_rd_req_addr: Signal<Out, Bits<64>>,
+    pub m_dma_rd_req_len: Signal<Out, Bits<16>>,
+    pub m_dma_rd_req_tag: Signal<Out, Bits<8>>,
+    /// DMA read responses.
+    pub s_dma_rd_rsp_valid: Signal<In, bool>,
+    pub s_dma_rd_rsp_ready: Signal<Out, bool>,
+    pub s_dma_rd_rsp_data: Signal<In, Bits<512>>,
+    pub s_dma_rd_rsp_tag: Signal<In, Bits<8>>,
+    pub s_dma_rd_rsp_last: Signal<In, bool>,
+    pub s_dma_rd_rsp_error: Signal<In, bool>,
+    /// DMA writes to host memory.
+    pub m_dma_wr_valid: Signal<Out, bool>,
+    pub m_dma_wr_ready: Signal<In, bool>,
+    pub m_dma_wr_addr: Signal<Out, Bits<64>>,
+    pub m_dma_wr_data: Signal<Out, Bits<512>>,
+    pub m_dma_wr_strb: Signal<Out, Bits<64>>,
+    pub m_dma_wr_last: Signal<Out, bool>,
+
     id: IdBlock,
     scratch: ScratchBlock,
     rx_parser: RxParser,
     rx_counters: RxCounters,
+    /// Not `interface`: a SystemVerilog keyword.
+    netif: InterfaceBlock,
+    endpoints: [EndpointBlock; ENDPOINTS],
+    tx_engine: TxEngine,
+    tx_header: TxHeaderBuilder,
+    tx_framer: TxFramer,
+    cpl_writer: CplWriter,
     /// Address bits above the block offset: which block is addressed.
     csr_page: Signal<Local, Bits<16>>,
     id_page: Constant<Bits<16>>,
     scratch_page: Constant<Bits<16>>,
     rx_counters_page: Constant<Bits<16>>,
+    interface_page: Constant<Bits<16>>,
+    endpoint_page: [Constant<Bits<16>>; ENDPOINTS],
+    endpoints_rd_data: Signal<Local, Bits<32>>,
     rd_data: DFF<Bits<32>>,
     rd_valid: DFF<bool>,
 }
@@ -66,19 +121,51 @@ impl HomaCore {
             csr_rd_en: Default::default(),
             csr_rd_data: Default::default(),
             csr_rd_valid: Default::default(),
-            id: IdBlock::new(config),
-            scratch: Default::default(),
             s_axis_rx_tdata: Default::default(),
             s_axis_rx_tkeep: Default::default(),
             s_axis_rx_tvalid: Default::default(),
             s_axis_rx_tlast: Default::default(),
             s_axis_rx_tready: Default::default(),
+            m_axis_tx_tdata: Default::default(),
+            m_axis_tx_tkeep: Default::default(),
+            m_axis_tx_tvalid: Default::default(),
+            m_axis_tx_tready: Default::default(),
+            m_axis_tx_tlast: Default::default(),
+            m_axis_tx_tuser: Default::default(),
+            m_dma_rd_req_valid: Default::default(),
+            m_dma_rd_req_ready: Default::default(),
+            m_dma_rd_req_addr: Default::default(),
+            m_dma_rd_req_len: Default::default(),
+            m_dma_rd_req_tag: Default::default(),
+            s_dma_rd_rsp_valid: Default::default(),
+            s_dma_rd_rsp_ready: Default::default(),
+            s_dma_rd_rsp_data: Default::default(),
+            s_dma_rd_rsp_tag: Default::default(),
+            s_dma_rd_rsp_last: Default::default(),
+            s_dma_rd_rsp_error: Default::default(),
+            m_dma_wr_valid: Default::default(),
+            m_dma_wr_ready: Default::default(),
+            m_dma_wr_addr: Default::default(),
+            m_dma_wr_data: Default::default(),
+            m_dma_wr_strb: Default::default(),
+            m_dma_wr_last: Default::default(),
+            id: IdBlock::new(config),
+            scratch: Default::default(),
             rx_parser: Default::default(),
             rx_counters: Default::default(),
+            netif: Default::default(),
+            endpoints: std::array::from_fn(EndpointBlock::new),
+            tx_engine: Default::default(),
+            tx_header: Default::default(),
+            tx_framer: Default::default(),
+            cpl_writer: Default::default(),
             csr_page: Default::default(),
             id_page: page(regmap::id::BASE),
             scratch_page: page(regmap::scratch::BASE),
             rx_counters_page: page(regmap::rx_counters::BASE),
+            interface_page: page(regmap::interface::BASE),
+            endpoint_page: std::array::from_fn(|e| page(endpoint::base(e))),
+            endpoints_rd_data: Default::default(),
             rd_data: Default::default(),
             rd_valid: Default::default(),
         }
@@ -89,18 +176,41 @@ impl Logic for HomaCore {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, rd_data, rd_valid);
-        self.scratch.clock.next = self.clock.val();
-        self.scratch.reset.next = self.reset.val();
 
+        // ---- CSR decode: the page (address bits 23:8) selects the block ----
         self.csr_page.next = self.csr_addr.val().get_bits::<16>(8);
         self.id.offset.next = self.csr_addr.val().get_bits::<8>(0);
         self.id.select.next = self.csr_page.val() == self.id_page.val();
+        self.scratch.clock.next = self.clock.val();
+        self.scratch.reset.next = self.reset.val();
         self.scratch.offset.next = self.csr_addr.val().get_bits::<8>(0);
         self.scratch.select.next = self.csr_page.val() == self.scratch_page.val();
         self.scratch.wr_en.next = self.csr_wr_en.val();
         self.scratch.wr_data.next = self.csr_wr_data.val();
+        self.netif.clock.next = self.clock.val();
+        self.netif.reset.next = self.reset.val();
+        self.netif.offset.next = self.csr_addr.val().get_bits::<8>(0);
+        self.netif.select.next = self.csr_page.val() == self.interface_page.val();
+        self.netif.wr_en.next = self.csr_wr_en.val();
+        self.netif.wr_data.next = self.csr_wr_data.val();
+        for e in 0..ENDPOINTS {
+            self.endpoints[e].clock.next = self.clock.val();
+            self.endpoints[e].reset.next = self.reset.val();
+            self.endpoints[e].offset.next = self.csr_addr.val().get_bits::<8>(0);
+            self.endpoints[e].select.next = self.csr_page.val() == self.endpoint_page[e].val();
+            self.endpoints[e].wr_en.next = self.csr_wr_en.val();
+            self.endpoints[e].wr_data.next = self.csr_wr_data.val();
+            self.endpoints[e].tx_consumer.next = self.tx_engine.ep_tx_consumer[e].val();
+            self.endpoints[e].cpl_producer.next = self.cpl_writer.producer[e].val();
+            self.tx_engine.ep_port[e].next = self.endpoints[e].port.val();
+            self.tx_engine.ep_tx_producer[e].next = self.endpoints[e].tx_producer.val();
+        }
+        self.endpoints_rd_data.next = self.endpoints[0].rd_data.val()
+            | self.endpoints[1].rd_data.val()
+            | self.endpoints[2].rd_data.val()
+            | self.endpoints[3].rd_data.val();
 
-        // RX: parse every frame, count it by verdict.
+        // ---- RX: parse every frame, count it by verdict ----
         self.rx_parser.clock.next = self.clock.val();
         self.rx_parser.reset.next = self.reset.val();
         self.rx_parser.s_axis_tdata.next = self.s_axis_rx_tdata.val();
@@ -115,8 +225,107 @@ impl Logic for HomaCore {
         self.rx_counters.offset.next = self.csr_addr.val().get_bits::<8>(0);
         self.rx_counters.select.next = self.csr_page.val() == self.rx_counters_page.val();
 
-        self.rd_data.d.next =
-            self.id.rd_data.val() | self.scratch.rd_data.val() | self.rx_counters.rd_data.val();
+        // ---- TX: engine -> header builder -> framer -> MAC ----
+        self.tx_engine.clock.next = self.clock.val();
+        self.tx_engine.reset.next = self.reset.val();
+        self.tx_engine.local_mac.next = self.netif.mac.val();
+        self.tx_engine.local_ip.next = self.netif.ipv4.val();
+        self.tx_engine.sel_tx_ring.next = 0.into();
+        self.tx_engine.sel_tx_ring_log2.next = 0.into();
+        self.cpl_writer.sel_ring.next = 0.into();
+        self.cpl_writer.sel_ring_log2.next = 0.into();
+        self.cpl_writer.sel_consumer.next = 0.into();
+        for e in 0..ENDPOINTS {
+            if self.tx_engine.sel_endpoint.val().index() == e {
+                self.tx_engine.sel_tx_ring.next = self.endpoints[e].tx_ring.val();
+                self.tx_engine.sel_tx_ring_log2.next = self.endpoints[e].tx_ring_log2.val();
+            }
+            if self.cpl_writer.sel_endpoint.val().index() == e {
+                self.cpl_writer.sel_ring.next = self.endpoints[e].cpl_ring.val();
+                self.cpl_writer.sel_ring_log2.next = self.endpoints[e].cpl_ring_log2.val();
+                self.cpl_writer.sel_consumer.next = self.endpoints[e].cpl_consumer.val();
+            }
+        }
+        self.m_dma_rd_req_valid.next = self.tx_engine.m_dma_rd_req_valid.val();
+        self.tx_engine.m_dma_rd_req_ready.next = self.m_dma_rd_req_ready.val();
+        self.m_dma_rd_req_addr.next = self.tx_engine.m_dma_rd_req_addr.val();
+        self.m_dma_rd_req_len.next = self.tx_engine.m_dma_rd_req_len.val();
+        self.m_dma_rd_req_tag.next = self.tx_engine.m_dma_rd_req_tag.val();
+        self.tx_engine.s_dma_rd_rsp_valid.next = self.s_dma_rd_rsp_valid.val();
+        self.s_dma_rd_rsp_ready.next = self.tx_engine.s_dma_rd_rsp_ready.val();
+        self.tx_engine.s_dma_rd_rsp_data.next = self.s_dma_rd_rsp_data.val();
+        self.tx_engine.s_dma_rd_rsp_last.next = self.s_dma_rd_rsp_last.val();
+        self.tx_engine.s_dma_rd_rsp_error.next = self.s_dma_rd_rsp_error.val();
+
+        self.tx_header.clock.next = self.clock.val();
+        self.tx_header.in_valid.next = self.tx_engine.hdr_valid.val();
+        self.tx_header.dst_mac.next = self.tx_engine.hdr_dst_mac.val();
+        self.tx_header.src_mac.next = self.tx_engine.hdr_src_mac.val();
+        self.tx_header.src_ip.next = self.tx_engine.hdr_src_ip.val();
+        self.tx_header.dst_ip.next = self.tx_engine.hdr_dst_ip.val();
+        self.tx_header.level.next = self.tx_engine.hdr_level.val();
+        self.tx_header.ip_id.next = 0.into();
+        self.tx_header.packet_type.next = self.tx_engine.hdr_packet_type.val();
+        self.tx_header.sport.next = self.tx_engine.hdr_sport.val();
+        self.tx_header.dport.next = self.tx_engine.hdr_dport.val();
+        self.tx_header.sender_id.next = self.tx_engine.hdr_sender_id.val();
+        self.tx_header.data_offset.next = self.tx_engine.hdr_data_offset.val();
+        self.tx_header.message_length.next = self.tx_engine.hdr_message_length.val();
+        // Every byte is unscheduled in this first engine: all of it is "incoming".
+        self.tx_header.incoming.next = self.tx_engine.hdr_message_length.val();
+        self.tx_header.ack_client_id.next = 0.into();
+        self.tx_header.ack_server_port.next = 0.into();
+        self.tx_header.cutoff_version.next = self.tx_engine.hdr_cutoff_version.val();
+        self.tx_header.retransmit.next = false;
+        self.tx_header.payload_len.next = self.tx_engine.hdr_payload_len.val();
+        self.tx_header.ctl_offset.next = 0.into();
+        self.tx_header.ctl_length.next = 0.into();
+        self.tx_header.ctl_priority.next = 0.into();
+        self.tx_header.body.next = 0.into();
+
+        self.tx_framer.clock.next = self.clock.val();
+        self.tx_framer.reset.next = self.reset.val();
+        self.tx_framer.s_hdr_valid.next = self.tx_header.out_valid.val();
+        self.tx_framer.s_hdr_beat0.next = self.tx_header.out_beat0.val();
+        self.tx_framer.s_hdr_beat1.next = self.tx_header.out_beat1.val();
+        self.tx_framer.s_hdr_frame_len.next = self.tx_header.out_frame_len.val();
+        self.tx_framer.s_hdr_header_len.next = self.tx_header.out_header_len.val();
+        self.tx_framer.s_axis_pay_tdata.next = self.tx_engine.m_pay_tdata.val();
+        self.tx_framer.s_axis_pay_tkeep.next = self.tx_engine.m_pay_tkeep.val();
+        self.tx_framer.s_axis_pay_tvalid.next = self.tx_engine.m_pay_tvalid.val();
+        self.tx_framer.s_axis_pay_tlast.next = self.tx_engine.m_pay_tlast.val();
+        self.tx_engine.m_pay_tready.next = self.tx_framer.s_axis_pay_tready.val();
+        self.m_axis_tx_tdata.next = self.tx_framer.m_axis_tx_tdata.val();
+        self.m_axis_tx_tkeep.next = self.tx_framer.m_axis_tx_tkeep.val();
+        self.m_axis_tx_tvalid.next = self.tx_framer.m_axis_tx_tvalid.val();
+        self.m_axis_tx_tlast.next = self.tx_framer.m_axis_tx_tlast.val();
+        self.tx_framer.m_axis_tx_tready.next = self.m_axis_tx_tready.val();
+        self.m_axis_tx_tuser.next =
+            self.tx_engine.frame_error.val() & self.tx_framer.m_axis_tx_tlast.val();
+        self.tx_engine.frame_sent.next = self.tx_framer.m_axis_tx_tvalid.val()
+            & self.m_axis_tx_tready.val()
+            & self.tx_framer.m_axis_tx_tlast.val();
+
+        // ---- completions ----
+        self.cpl_writer.clock.next = self.clock.val();
+        self.cpl_writer.reset.next = self.reset.val();
+        self.cpl_writer.s_cpl_valid.next = self.tx_engine.m_cpl_valid.val();
+        self.tx_engine.m_cpl_ready.next = self.cpl_writer.s_cpl_ready.val();
+        self.cpl_writer.s_cpl_endpoint.next = self.tx_engine.m_cpl_endpoint.val();
+        self.cpl_writer.s_cpl_record.next = self.tx_engine.m_cpl_record.val();
+        self.m_dma_wr_valid.next = self.cpl_writer.m_dma_wr_valid.val();
+        self.cpl_writer.m_dma_wr_ready.next = self.m_dma_wr_ready.val();
+        self.m_dma_wr_addr.next = self.cpl_writer.m_dma_wr_addr.val();
+        self.m_dma_wr_data.next = self.cpl_writer.m_dma_wr_data.val();
+        self.m_dma_wr_strb.next = self.cpl_writer.m_dma_wr_strb.val();
+        self.m_dma_wr_last.next = self.cpl_writer.m_dma_wr_last.val();
+
+        // ---- CSR read data: one cycle after the request ----
+        self.rd_data.d.next = self.id.rd_data.val()
+            | self.scratch.rd_data.val()
+            | self.rx_counters.rd_data.val()
+            | self.netif.rd_data.val()
+            | self.endpoints_rd_data.val();
         self.rd_valid.d.next = self.csr_rd_en.val() & !self.reset.val();
         self.csr_rd_data.next = self.rd_data.q.val();
         self.csr_rd_valid.next = self.rd_valid.q.val();

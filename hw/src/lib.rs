@@ -11,13 +11,18 @@
 
 pub mod byte_swap;
 pub mod core;
+pub mod cpl_writer;
 pub mod csr;
+pub mod endpoint_block;
+pub mod host_abi;
 pub mod id_block;
+pub mod interface_block;
 pub mod regmap;
 pub mod rpc_table;
 pub mod rx_counters;
 pub mod rx_parser;
 pub mod scratch_block;
+pub mod tx_engine;
 pub mod tx_framer;
 pub mod tx_header;
 

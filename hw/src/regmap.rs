@@ -38,6 +38,8 @@ pub mod block_type {
     pub const ID: u32 = 0x484d_0001;
     pub const SCRATCH: u32 = 0x484d_0002;
     pub const RX_COUNTERS: u32 = 0x484d_0003;
+    pub const INTERFACE: u32 = 0x484d_0004;
+    pub const ENDPOINT: u32 = 0x484d_0005;
 }
 
 /// The ID block: what this bitstream is and how it was built. Always first.
@@ -76,6 +78,59 @@ pub mod rx_counters {
     pub const FIRST_COUNTER: u32 = 0x0c;
 }
 
+/// The card's own addresses on the network.
+pub mod interface {
+    pub const BASE: u32 = 0x0300;
+    pub const VERSION: u32 = 0x0001_0000;
+    /// MAC address: bytes 0..4 in wire order in bits 31:0 (byte 0 in bits
+    /// 7:0), bytes 4..6 in MAC_HI bits 15:0. RW.
+    pub const MAC_LO: u32 = 0x0c;
+    pub const MAC_HI: u32 = 0x10;
+    /// IPv4 address as a number (10.0.0.1 is 0x0a000001). RW.
+    pub const IPV4: u32 = 0x14;
+}
+
+/// One block per endpoint: an application's Homa port with its rings. The
+/// record layouts the rings hold are in `homa_hw::host_abi`.
+///
+/// Ring indices are free-running 32-bit counters; an index's slot is
+/// `index & ((1 << log2) - 1)`.
+pub mod endpoint {
+    /// Endpoints per card.
+    pub const COUNT: usize = 4;
+    /// Base of endpoint 0; endpoint e is at `BASE + e * BLOCK_SPAN`.
+    pub const BASE: u32 = 0x1000;
+    pub const VERSION: u32 = 0x0001_0000;
+    /// The Homa port this endpoint serves (16 bits); 0: closed. RW.
+    pub const PORT: u32 = 0x0c;
+    /// IOVA of the TX descriptor ring, low and high words. RW.
+    pub const TX_RING_LO: u32 = 0x10;
+    pub const TX_RING_HI: u32 = 0x14;
+    /// log2 of the TX ring's entries (0..=15). RW.
+    pub const TX_RING_LOG2: u32 = 0x18;
+    /// Index after the last descriptor the host has written: the doorbell. RW.
+    pub const TX_PRODUCER: u32 = 0x1c;
+    /// IOVA of the completion ring, low and high words. RW.
+    pub const CPL_RING_LO: u32 = 0x20;
+    pub const CPL_RING_HI: u32 = 0x24;
+    /// log2 of the completion ring's entries (0..=15). RW.
+    pub const CPL_RING_LOG2: u32 = 0x28;
+    /// Index after the last completion the host has consumed. RW.
+    pub const CPL_CONSUMER: u32 = 0x2c;
+    /// IOVA of the receive buffer area, low and high words. RW.
+    pub const RX_AREA_LO: u32 = 0x30;
+    pub const RX_AREA_HI: u32 = 0x34;
+    /// Index after the last descriptor the card has taken. RO.
+    pub const TX_CONSUMER: u32 = 0x38;
+    /// Index after the last completion the card has written. RO.
+    pub const CPL_PRODUCER: u32 = 0x3c;
+
+    /// Base of endpoint `e`'s block.
+    pub const fn base(e: usize) -> u32 {
+        BASE + e as u32 * super::BLOCK_SPAN
+    }
+}
+
 /// The blocks of the core in list order: (type, version, base).
 pub const BLOCKS: &[(u32, u32, u32)] = &[
     (block_type::ID, id::VERSION, id::BASE),
@@ -85,7 +140,33 @@ pub const BLOCKS: &[(u32, u32, u32)] = &[
         rx_counters::VERSION,
         rx_counters::BASE,
     ),
+    (block_type::INTERFACE, interface::VERSION, interface::BASE),
+    (block_type::ENDPOINT, endpoint::VERSION, endpoint::base(0)),
+    (block_type::ENDPOINT, endpoint::VERSION, endpoint::base(1)),
+    (block_type::ENDPOINT, endpoint::VERSION, endpoint::base(2)),
+    (block_type::ENDPOINT, endpoint::VERSION, endpoint::base(3)),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_endpoint_block_per_endpoint_in_address_order() {
+        let bases: Vec<u32> = BLOCKS
+            .iter()
+            .filter(|b| b.0 == block_type::ENDPOINT)
+            .map(|b| b.2)
+            .collect();
+        assert_eq!(
+            bases,
+            (0..endpoint::COUNT).map(endpoint::base).collect::<Vec<_>>()
+        );
+        for pair in BLOCKS.windows(2) {
+            assert!(pair[0].2 < pair[1].2, "blocks listed in address order");
+        }
+    }
+}
 
 /// The NEXT word of the block at `base`: the base of the block after it in
 /// [`BLOCKS`], or 0 for the last.

@@ -1,0 +1,286 @@
+//! The simulated card: the core's RTL (Verilator) with everything a real card
+//! puts around it, served from Rust each clock cycle.
+//!
+//! DESIGN NOTES
+//! ------------
+//! - BAR: [`Card::csr_read`] and [`Card::csr_write`] drive the core's CSR port
+//!   and keep the rest of the card running while they do, as a BAR access on
+//!   PCIe would.
+//! - DMA: the core's read-request, read-response and write ports are served
+//!   by [`PcieModel`] over [`HostMemory`], with its latency and bandwidth. A
+//!   DMA *write* outside the regions the host mapped fails the simulation at
+//!   once (the IOMMU would have blocked it; on a real card it is a bug that
+//!   corrupts nothing, here it must be loud). A DMA *read* outside them is
+//!   answered with error beats, as a PCIe completer answers a request the
+//!   IOMMU refused, so the core can report a bad descriptor and go on.
+//! - Ethernet: frames the core transmits are collected with the cycle their
+//!   last beat left (a frame sent with `tuser` on its last beat is one the MAC
+//!   would send with a bad FCS: it is counted and dropped, never delivered);
+//!   frames given to [`Card::receive`] enter the core's RX port back to back.
+//!
+//! Order within a cycle: read the core's settled outputs, answer them (write
+//! beat before read request: the PCIe model's ordering rule), present the
+//! inputs, evaluate, and only then count a handshake as done: AXI's rule is
+//! that a transfer happens at the edge where valid and ready are both high.
+
+use std::collections::VecDeque;
+
+use crate::axis::{frame_to_beats, Beat};
+use crate::host_memory::{ExpectOk, HostMemory, BEAT_BYTES};
+use crate::pcie::{lanes_to_words, words_to_lanes, PcieConfig, PcieModel, ReadBeat, ReadError};
+use crate::{HomaCore, Sim};
+
+/// Cycles a CSR read may take before the core is declared hung.
+const CSR_READ_TIMEOUT_CYCLES: u64 = 64;
+
+/// A frame the card transmitted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TxFrame {
+    /// Cycle in which its last beat left the core.
+    pub cycle: u64,
+    pub bytes: Vec<u8>,
+}
+
+/// What the card did besides its frames.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CardStats {
+    pub tx_frames: u64,
+    /// Frames sent with `tuser` (spoiled FCS): dropped, not delivered.
+    pub tx_frames_spoiled: u64,
+    pub rx_frames: u64,
+    /// DMA reads refused by the IOMMU model and answered with error beats.
+    pub dma_read_faults: u64,
+}
+
+/// The card: core, PCIe link, host memory, Ethernet port.
+pub struct Card {
+    core: Sim<HomaCore>,
+    pcie: PcieModel,
+    /// The response beat on offer to the core, until it takes it.
+    rsp_on_offer: Option<(ReadBeat, bool)>,
+    /// Error beats owed for refused reads: (tag, last).
+    fault_beats: VecDeque<(u8, bool)>,
+    /// Beats of the frame being transmitted.
+    tx_partial: Vec<u8>,
+    transmitted: Vec<TxFrame>,
+    rx_beats: VecDeque<Beat>,
+    stats: CardStats,
+}
+
+impl Card {
+    /// A card whose core has been reset, with empty host memory.
+    pub fn new(name: &str, pcie: PcieConfig) -> Card {
+        let mut core: Sim<HomaCore> = Sim::traced_on_failure(name);
+        core.set_m_axis_tx_tready(true);
+        core.reset(4);
+        Card {
+            core,
+            pcie: PcieModel::new(pcie, HostMemory::new()),
+            rsp_on_offer: None,
+            fault_beats: VecDeque::new(),
+            tx_partial: Vec::new(),
+            transmitted: Vec::new(),
+            rx_beats: VecDeque::new(),
+            stats: CardStats::default(),
+        }
+    }
+
+    pub fn cycle(&self) -> u64 {
+        self.core.cycle()
+    }
+
+    pub fn memory(&self) -> &HostMemory {
+        self.pcie.memory()
+    }
+
+    pub fn memory_mut(&mut self) -> &mut HostMemory {
+        self.pcie.memory_mut()
+    }
+
+    pub fn pcie(&self) -> &PcieModel {
+        &self.pcie
+    }
+
+    pub fn stats(&self) -> &CardStats {
+        &self.stats
+    }
+
+    /// Queues a frame for the RX port; it enters after those queued before.
+    pub fn receive(&mut self, frame: &[u8]) {
+        self.rx_beats.extend(frame_to_beats(frame, 0));
+    }
+
+    /// Frames transmitted since the last call.
+    pub fn take_transmitted(&mut self) -> Vec<TxFrame> {
+        std::mem::take(&mut self.transmitted)
+    }
+
+    /// Writes a 32-bit register through the BAR.
+    pub fn csr_write(&mut self, addr: u32, data: u32) {
+        self.core.set_csr_addr(addr);
+        self.core.set_csr_wr_data(data);
+        self.core.set_csr_wr_en(true);
+        self.step();
+        self.core.set_csr_wr_en(false);
+    }
+
+    /// Reads a 32-bit register through the BAR. Panics if the core does not
+    /// answer: a hung CSR read is a broken core.
+    pub fn csr_read(&mut self, addr: u32) -> u32 {
+        self.core.set_csr_addr(addr);
+        self.core.set_csr_rd_en(true);
+        self.step();
+        self.core.set_csr_rd_en(false);
+        for _ in 0..CSR_READ_TIMEOUT_CYCLES {
+            if self.core.csr_rd_valid() {
+                let data = self.core.csr_rd_data();
+                self.step();
+                return data;
+            }
+            self.step();
+        }
+        panic!(
+            "CSR read of {addr:#x} got no answer in {CSR_READ_TIMEOUT_CYCLES} cycles (cycle {})",
+            self.cycle()
+        );
+    }
+
+    /// Runs `cycles` clock cycles.
+    pub fn run(&mut self, cycles: u64) {
+        for _ in 0..cycles {
+            self.step();
+        }
+    }
+
+    /// Runs until `done(self)` or `limit` cycles; returns whether `done` held.
+    pub fn run_until(&mut self, limit: u64, mut done: impl FnMut(&mut Card) -> bool) -> bool {
+        for _ in 0..limit {
+            if done(self) {
+                return true;
+            }
+            self.step();
+        }
+        done(self)
+    }
+
+    /// One clock cycle of the whole card.
+    pub fn step(&mut self) {
+        let now = self.core.cycle();
+        let c = &mut self.core;
+
+        // DMA write port: a beat on offer is written now or back-pressured.
+        let wr_ready = if c.m_dma_wr_valid() {
+            let data = words_to_lanes(&c.m_dma_wr_data());
+            self.pcie
+                .write_beat(
+                    now,
+                    c.m_dma_wr_addr(),
+                    &data,
+                    c.m_dma_wr_strb(),
+                    c.m_dma_wr_last(),
+                )
+                .expect_ok()
+        } else {
+            false
+        };
+        c.set_m_dma_wr_ready(wr_ready);
+
+        // DMA read requests.
+        let req_ready = if c.m_dma_rd_req_valid() {
+            let (addr, len, tag) = (
+                c.m_dma_rd_req_addr(),
+                c.m_dma_rd_req_len() as u32,
+                c.m_dma_rd_req_tag(),
+            );
+            match self.pcie.request_read(now, addr, len, tag) {
+                Ok(accepted) => accepted,
+                Err(ReadError::Fault(fault)) => {
+                    tracing::debug!("DMA read refused: {fault}");
+                    self.stats.dma_read_faults += 1;
+                    let beats = (len as usize).div_ceil(BEAT_BYTES).max(1);
+                    self.fault_beats
+                        .extend((0..beats).map(|i| (tag, i + 1 == beats)));
+                    true
+                }
+                Err(e) => panic!("simulation failed: {e}"),
+            }
+        } else {
+            false
+        };
+        c.set_m_dma_rd_req_ready(req_ready);
+
+        // DMA read responses: one beat on offer until the core takes it.
+        if self.rsp_on_offer.is_none() {
+            self.rsp_on_offer = match self.fault_beats.pop_front() {
+                Some((tag, last)) => Some((
+                    ReadBeat {
+                        tag,
+                        data: [0; BEAT_BYTES],
+                        last,
+                    },
+                    true,
+                )),
+                None => self.pcie.next_read_beat(now).map(|b| (b, false)),
+            };
+        }
+        match &self.rsp_on_offer {
+            Some((beat, error)) => {
+                c.set_s_dma_rd_rsp_valid(true);
+                c.set_s_dma_rd_rsp_data(&lanes_to_words(&beat.data));
+                c.set_s_dma_rd_rsp_tag(beat.tag);
+                c.set_s_dma_rd_rsp_last(beat.last);
+                c.set_s_dma_rd_rsp_error(*error);
+            }
+            None => c.set_s_dma_rd_rsp_valid(false),
+        }
+
+        // RX port: the next queued beat, if any.
+        match self.rx_beats.front() {
+            Some(b) => {
+                c.set_s_axis_rx_tdata(&b.words());
+                c.set_s_axis_rx_tkeep(b.keep);
+                c.set_s_axis_rx_tlast(b.last);
+                c.set_s_axis_rx_tvalid(true);
+            }
+            None => c.set_s_axis_rx_tvalid(false),
+        }
+
+        // Settle, then count the handshakes of this edge.
+        c.eval();
+        let rsp_taken = self.rsp_on_offer.is_some() && c.s_dma_rd_rsp_ready();
+        let rx_taken = !self.rx_beats.is_empty() && c.s_axis_rx_tready();
+        let tx_beat = (c.m_axis_tx_tvalid() && c.m_axis_tx_tready()).then(|| {
+            (
+                Beat::from_words(
+                    &c.m_axis_tx_tdata(),
+                    c.m_axis_tx_tkeep(),
+                    c.m_axis_tx_tlast(),
+                ),
+                c.m_axis_tx_tuser(),
+            )
+        });
+        c.tick();
+
+        if rsp_taken {
+            self.rsp_on_offer = None;
+        }
+        if rx_taken {
+            let b = self.rx_beats.pop_front().unwrap();
+            if b.last {
+                self.stats.rx_frames += 1;
+            }
+        }
+        if let Some((beat, spoiled)) = tx_beat {
+            self.tx_partial.extend_from_slice(beat.bytes());
+            if beat.last {
+                let bytes = std::mem::take(&mut self.tx_partial);
+                if spoiled {
+                    self.stats.tx_frames_spoiled += 1;
+                } else {
+                    self.stats.tx_frames += 1;
+                    self.transmitted.push(TxFrame { cycle: now, bytes });
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! An endpoint's register block: the Homa port it serves and where its rings
+//! and receive buffers live in host memory (layouts in `host_abi`), plus the
+//! ring indices the card reports back. One instance per endpoint.
+
+use rust_hdl::prelude::*;
+
+use crate::csr::RegisterBlockHeader;
+use crate::regmap::{block_type, endpoint, header};
+
+/// The read/write registers, in address order from `header::FIRST_REGISTER`.
+const RW_REGISTERS: [u32; 11] = [
+    endpoint::PORT,
+    endpoint::TX_RING_LO,
+    endpoint::TX_RING_HI,
+    endpoint::TX_RING_LOG2,
+    endpoint::TX_PRODUCER,
+    endpoint::CPL_RING_LO,
+    endpoint::CPL_RING_HI,
+    endpoint::CPL_RING_LOG2,
+    endpoint::CPL_CONSUMER,
+    endpoint::RX_AREA_LO,
+    endpoint::RX_AREA_HI,
+];
+const RW: usize = RW_REGISTERS.len();
+
+#[derive(LogicBlock)]
+pub struct EndpointBlock {
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset: every register to 0 (endpoint closed).
+    pub reset: Signal<In, bool>,
+    /// Byte offset within the block.
+    pub offset: Signal<In, Bits<8>>,
+    /// High when the CSR address falls inside this block.
+    pub select: Signal<In, bool>,
+    pub wr_en: Signal<In, bool>,
+    pub wr_data: Signal<In, Bits<32>>,
+    /// The addressed register, or 0 when not selected.
+    pub rd_data: Signal<Out, Bits<32>>,
+    /// Homa port served; 0 when closed.
+    pub port: Signal<Out, Bits<16>>,
+    pub tx_ring: Signal<Out, Bits<64>>,
+    pub tx_ring_log2: Signal<Out, Bits<4>>,
+    pub tx_producer: Signal<Out, Bits<32>>,
+    pub cpl_ring: Signal<Out, Bits<64>>,
+    pub cpl_ring_log2: Signal<Out, Bits<4>>,
+    pub cpl_consumer: Signal<Out, Bits<32>>,
+    pub rx_area: Signal<Out, Bits<64>>,
+    /// From the TX engine: descriptors taken.
+    pub tx_consumer: Signal<In, Bits<32>>,
+    /// From the completion writer: completions written.
+    pub cpl_producer: Signal<In, Bits<32>>,
+    header: RegisterBlockHeader,
+    regs: [DFF<Bits<32>>; RW],
+    first: Constant<Bits<8>>,
+    offset_tx_consumer: Constant<Bits<8>>,
+    offset_cpl_producer: Constant<Bits<8>>,
+}
+
+impl EndpointBlock {
+    /// The block of endpoint `e`.
+    pub fn new(e: usize) -> Self {
+        for (i, &r) in RW_REGISTERS.iter().enumerate() {
+            assert_eq!(
+                r,
+                header::FIRST_REGISTER + 4 * i as u32,
+                "regmap::endpoint RW registers are consecutive"
+            );
+        }
+        let c = |v: u32| Constant::new((v as u64).to_bits());
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            offset: Default::default(),
+            select: Default::default(),
+            wr_en: Default::default(),
+            wr_data: Default::default(),
+            rd_data: Default::default(),
+            port: Default::default(),
+            tx_ring: Default::default(),
+            tx_ring_log2: Default::default(),
+            tx_producer: Default::default(),
+            cpl_ring: Default::default(),
+            cpl_ring_log2: Default::default(),
+            cpl_consumer: Default::default(),
+            rx_area: Default::default(),
+            tx_consumer: Default::default(),
+            cpl_producer: Default::default(),
+            header: RegisterBlockHeader::new(
+                block_type::ENDPOINT,
+                endpoint::VERSION,
+                endpoint::base(e),
+            ),
+            regs: Default::default(),
+            first: c(header::FIRST_REGISTER),
+            offset_tx_consumer: c(endpoint::TX_CONSUMER),
+            offset_cpl_producer: c(endpoint::CPL_PRODUCER),
+        }
+    }
+}
+
+impl Logic for EndpointBlock {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.header.offset.next = self.offset.val();
+        self.header.select.next = self.select.val();
+        self.rd_data.next = self.header.rd_data.val();
+        for i in 0..RW {
+            self.regs[i].clock.next = self.clock.val();
+            self.regs[i].d.next = self.regs[i].q.val();
+            if self.select.val()
+                & self.wr_en.val()
+                & (self.offset.val().index() == self.first.val().index() + 4 * i)
+            {
+                self.regs[i].d.next = self.wr_data.val();
+            }
+            if self.reset.val() {
+                self.regs[i].d.next = 0.into();
+            }
+            if self.select.val() & (self.offset.val().index() == self.first.val().index() + 4 * i) {
+                self.rd_data.next = self.regs[i].q.val();
+            }
+        }
+        if self.select.val() {
+            if self.offset.val() == self.offset_tx_consumer.val() {
+                self.rd_data.next = self.tx_consumer.val();
+            }
+            if self.offset.val() == self.offset_cpl_producer.val() {
+                self.rd_data.next = self.cpl_producer.val();
+            }
+        }
+        // Named views, in RW_REGISTERS order.
+        self.port.next = self.regs[0].q.val().get_bits::<16>(0);
+        self.tx_ring.next = (bit_cast::<64, 32>(self.regs[2].q.val()) << 32)
+            | bit_cast::<64, 32>(self.regs[1].q.val());
+        self.tx_ring_log2.next = self.regs[3].q.val().get_bits::<4>(0);
+        self.tx_producer.next = self.regs[4].q.val();
+        self.cpl_ring.next = (bit_cast::<64, 32>(self.regs[6].q.val()) << 32)
+            | bit_cast::<64, 32>(self.regs[5].q.val());
+        self.cpl_ring_log2.next = self.regs[7].q.val().get_bits::<4>(0);
+        self.cpl_consumer.next = self.regs[8].q.val();
+        self.rx_area.next = (bit_cast::<64, 32>(self.regs[10].q.val()) << 32)
+            | bit_cast::<64, 32>(self.regs[9].q.val());
+    }
+}
