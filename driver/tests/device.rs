@@ -211,3 +211,20 @@ fn the_simulated_cores_rx_counters_start_at_zero() {
         "RX counters"
     );
 }
+
+#[test]
+fn devices_backends_buffers_and_rings_may_move_between_threads() {
+    // A compile-time check: host-lib hands these to its threads.
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Device>();
+    send_sync::<SimBackend>();
+    send_sync::<homa_driver::VfioBackend>();
+    send_sync::<homa_driver::DmaBuffer>();
+    send_sync::<homa_driver::DescriptorRing>();
+    send_sync::<homa_driver::CompletionRing>();
+    let device = sim_device("device_threads");
+    let clock = std::thread::spawn(move || device.id().clock_khz)
+        .join()
+        .unwrap();
+    assert_eq!(clock, 250_000);
+}
