@@ -5,10 +5,9 @@
 //! ------------
 //! A [`DmaBuffer`] is memory mapped at an IOVA, the address the card puts on
 //! PCIe. Where the bytes live is the backend's business, behind the
-//! crate-private `DmaMemory` trait: host memory the process points at (VFIO,
-//! and the sim's temporary stand-in), or memory inside a simulation that is
-//! reached by copying (the simulated host memory in `homa_hw_sim`, which the
-//! sim backend will move onto). So the buffer's interface is copies and
+//! crate-private `DmaMemory` trait: host memory the process points at (VFIO),
+//! or memory inside a simulation that is reached by copying (the simulated
+//! card's host memory in `homa_hw_sim`). So the buffer's interface is copies and
 //! words at offsets, not a pointer; [`DmaBuffer::host_ptr`] gives the pointer
 //! where there is one (zero-copy paths on a real card).
 //!
@@ -59,6 +58,9 @@ pub enum DmaError {
         remaining: u64,
         end: u64,
     },
+    /// The simulated card's host memory refused to map or unmap a buffer.
+    #[error("simulated host memory: {0}")]
+    SimMemory(String),
     /// An IOVA range that is not inside one live buffer.
     #[error("IOVA range {iova:#x}+{bytes} is not inside any live DMA buffer")]
     Unmapped { iova: u64, bytes: usize },

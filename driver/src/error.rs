@@ -16,9 +16,6 @@ pub enum Error {
     /// Registers are 32 bits wide and word aligned.
     #[error("CSR offset {offset:#x} is not 32-bit aligned")]
     CsrMisaligned { offset: u32 },
-    /// The simulated core did not answer a CSR read.
-    #[error("simulated card: {0}")]
-    SimCsr(#[from] homa_hw_sim::csr::CsrTimeout),
     #[error(transparent)]
     Discovery(#[from] DiscoveryError),
     #[error(transparent)]

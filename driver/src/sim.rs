@@ -1,85 +1,93 @@
-//! The `sim` backend: the card's RTL in Verilator (`homa_hw_sim`), reached
-//! the way a BAR access would reach the real one.
+//! The `sim` backend: the simulated card of `homa_hw_sim` (the core's RTL in
+//! Verilator, with PCIe, host memory and an Ethernet port around it), reached
+//! the way a BAR access and the IOMMU reach the real one.
 //!
-//! CSR reads and writes become clocked transactions on the core's CSR port
-//! ([`Sim::csr_read`], [`Sim::csr_write`]). The model is single threaded, so
-//! the backend holds it in a mutex; every access is a few cycles of simulated
-//! time, counted by [`SimBackend::cycle`].
+//! DESIGN NOTES
+//! ------------
+//! - CSR reads and writes are BAR accesses on the card ([`Card::csr_read`],
+//!   [`Card::csr_write`]); the rest of the card keeps running while they take
+//!   their cycles, as on PCIe. A CSR read the core never answers panics inside
+//!   the card (a broken core), so this backend's CSR errors are the offset
+//!   checks only.
+//! - DMA memory is the card's simulated host memory. A buffer is an IOVA range
+//!   from a bump allocator, mapped as an IOMMU region there
+//!   (`HostMemory::map`), so the core's DMA may reach exactly the live
+//!   buffers, and a DMA write outside them fails the simulation. The host's
+//!   accesses are copies into that memory ([`DmaBuffer`] has no host pointer
+//!   here); the card's view ([`Backend::dma_read`]) goes through the IOMMU
+//!   check like the core's own DMA. Sparse memory reads 0 where never
+//!   written, and IOVAs are never reused, so every new buffer is zeroed.
+//! - The card is shared by the backend and its buffers (`Arc<Mutex<Card>>`):
+//!   one thread drives the model at a time. Do not touch a buffer inside
+//!   [`SimBackend::with_card`]: the card is locked there.
 //!
-//! TEMPORARY: DMA memory here is a stand-in, a zeroed `Vec` of pages per
-//! allocation with a bump-allocated fake IOVA, so rings and tests can be
-//! written before the card's DMA ports are wired. The simulated host memory
-//! with PCIe latency and bandwidth is `homa_hw_sim::host_memory`; moving onto
-//! it is this file only: `dma_alloc` maps a region there (`HostMemory::map`)
-//! and returns a buffer whose `DmaMemory` reads and writes through
-//! `HostMemory::read`/`write` (copies, no host pointer), and `dma_read`/
-//! `dma_write` become its `dma_read`/`dma_write`, IOMMU checks included.
+//! History: until the simulated host memory existed this file served DMA from
+//! a `Vec` per buffer; the move onto the card changed nothing outside it.
 
-use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use homa_hw::regmap;
-use homa_hw_sim::{HomaCore, Sim};
+use homa_hw_sim::card::Card;
+use homa_hw_sim::host_memory::PAGE_BYTES;
+use homa_hw_sim::pcie::PcieConfig;
+use homa_hw_sim::HomaCore;
 
 use crate::backend::{check_csr_offset, Backend};
-use crate::dma::{DmaBuffer, DmaError, DmaMemory, HostPtr, IovaSpace};
+use crate::dma::{DmaBuffer, DmaError, DmaMemory, IovaSpace};
 use crate::Error;
 
-/// Cycles reset is held when a simulated card is created.
-pub const RESET_CYCLES: u64 = 4;
-
-/// Page size of the stand-in DMA memory: buffers start and end on it, as on a card.
-const SIM_PAGE_BYTES: usize = 4096;
-
-/// First fake IOVA: not 0, so a zeroed descriptor never points at a buffer.
+/// First IOVA handed out: not 0, so a zeroed descriptor never points at a buffer.
 const SIM_IOVA_BASE: u64 = 1 << 32;
 
-/// End of the fake IOVA space (a 48-bit address, as a card's DMA engine takes).
+/// End of the IOVA space (a 48-bit address, as a card's DMA engine takes).
 const SIM_IOVA_END: u64 = 1 << 48;
+
+/// Numbers the waveforms of cards made with [`SimBackend::new`].
+static UNNAMED_CARDS: AtomicU64 = AtomicU64::new(0);
 
 /// A simulated Homa NIC.
 pub struct SimBackend {
-    /// The Verilator model; one thread drives it at a time.
-    sim: Mutex<Sim<HomaCore>>,
-    /// Fake IOVAs of the stand-in DMA memory, and which are live.
-    iova: Arc<IovaSpace>,
+    /// The card; its buffers hold it too.
+    card: Arc<Mutex<Card>>,
+    /// IOVAs handed out to buffers (the bump allocator; the card's host
+    /// memory keeps which are mapped).
+    iova: IovaSpace,
 }
 
 impl SimBackend {
-    /// A card fresh out of reset (traced into `$HOMA_VCD/` when that is set).
+    /// A card fresh out of reset, on a PCIe link of the default model (see
+    /// `PcieConfig`), its waveform kept only if the thread panics.
     pub fn new() -> Self {
-        Self::from_sim(Sim::new("driver-sim"))
+        let n = UNNAMED_CARDS.fetch_add(1, Ordering::Relaxed);
+        let name = format!("driver-sim-{}-{n}", std::process::id());
+        Self::with_pcie(&name, PcieConfig::default())
     }
 
     /// A card whose waveform is kept in `target/vcd/<name>.vcd` only if the
     /// thread panics (a failing test).
     pub fn traced_on_failure(name: &str) -> Self {
-        Self::from_sim(Sim::traced_on_failure(name))
+        Self::with_pcie(name, PcieConfig::default())
     }
 
-    fn from_sim(mut sim: Sim<HomaCore>) -> Self {
-        sim.reset(RESET_CYCLES);
+    /// A card named `name` (its waveform's name) on a PCIe link modelled by `pcie`.
+    pub fn with_pcie(name: &str, pcie: PcieConfig) -> Self {
         SimBackend {
-            sim: Mutex::new(sim),
-            iova: Arc::new(IovaSpace::new(SIM_IOVA_BASE, SIM_IOVA_END)),
+            card: Arc::new(Mutex::new(Card::new(name, pcie))),
+            iova: IovaSpace::new(SIM_IOVA_BASE, SIM_IOVA_END),
         }
     }
 
     /// Core clock cycles simulated so far.
     pub fn cycle(&self) -> u64 {
-        self.lock().cycle()
+        lock(&self.card).cycle()
     }
 
-    /// Runs `f` on the model itself, for testbenches that drive ports the
-    /// backend does not (Ethernet, DMA) between driver calls.
-    pub fn with_sim<R>(&self, f: impl FnOnce(&mut Sim<HomaCore>) -> R) -> R {
-        f(&mut self.lock())
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Sim<HomaCore>> {
-        // A panic mid-transaction (a failing test) leaves the model between
-        // cycles, which is still a valid state to clock on from.
-        self.sim.lock().unwrap_or_else(|e| e.into_inner())
+    /// Runs `f` on the card itself, for testbenches that use what the driver
+    /// does not (the Ethernet port, statistics). Buffers must not be touched
+    /// inside `f`: the card is locked.
+    pub fn with_card<R>(&self, f: impl FnOnce(&mut Card) -> R) -> R {
+        f(&mut lock(&self.card))
     }
 }
 
@@ -87,6 +95,12 @@ impl Default for SimBackend {
     fn default() -> Self {
         Self::new()
     }
+}
+
+fn lock(card: &Mutex<Card>) -> MutexGuard<'_, Card> {
+    // A panic mid-access (a failing test) leaves the card between cycles,
+    // which is still a valid state to go on from.
+    card.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Backend for SimBackend {
@@ -100,16 +114,16 @@ impl Backend for SimBackend {
 
     fn csr_read(&self, offset: u32) -> Result<u32, Error> {
         check_csr_offset(offset, self.csr_window_bytes())?;
-        Ok(self.lock().csr_read(offset)?)
+        Ok(lock(&self.card).csr_read(offset))
     }
 
     fn csr_write(&self, offset: u32, value: u32) -> Result<(), Error> {
         check_csr_offset(offset, self.csr_window_bytes())?;
-        // The model sees host memory only through the backend, so every
-        // earlier host write is visible to it already; the fence keeps the
-        // contract identical to the VFIO backend's for code that relies on it.
-        std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
-        self.lock().csr_write(offset, value);
+        // Host writes to DMA memory are already in the card's memory (they
+        // went through the same lock); the fence keeps the contract identical
+        // to the VFIO backend's.
+        std::sync::atomic::fence(Ordering::Release);
+        lock(&self.card).csr_write(offset, value);
         Ok(())
     }
 
@@ -117,77 +131,80 @@ impl Backend for SimBackend {
         if bytes == 0 {
             return Err(DmaError::ZeroLength.into());
         }
-        let len = bytes.div_ceil(SIM_PAGE_BYTES) * SIM_PAGE_BYTES;
-        let iova = self.iova.reserve(len, SIM_PAGE_BYTES)?;
-        let mut pages = vec![SimPage([0; SIM_PAGE_BYTES]); len / SIM_PAGE_BYTES];
-        let ptr =
-            NonNull::new(pages.as_mut_ptr().cast::<u8>()).expect("a Vec's pointer is not null");
-        // SAFETY: the Vec holds `len` zeroed, page-aligned bytes at `ptr`; it
-        // is never resized or touched again except through this pointer, and
-        // moving the Vec (into StandInMemory) does not move its heap storage,
-        // which lives until the buffer drops it.
-        let host = unsafe { HostPtr::new(ptr, len) };
-        self.iova.insert(iova, ptr, len);
+        let len = bytes.div_ceil(PAGE_BYTES) * PAGE_BYTES;
+        let iova = self.iova.reserve(len, PAGE_BYTES)?;
+        let name = format!("DMA buffer at {iova:#x}");
+        lock(&self.card)
+            .memory_mut()
+            .map(iova, len as u64, &name)
+            .map_err(|e| DmaError::SimMemory(e.to_string()))?;
         tracing::trace!(iova, len, "sim DMA buffer");
-        let memory = StandInMemory {
-            _pages: pages,
-            host,
+        let memory = CardMemory {
+            card: self.card.clone(),
             iova,
-            space: self.iova.clone(),
         };
         Ok(DmaBuffer::new(len, iova, Box::new(memory)))
     }
 
     fn dma_read(&self, iova: u64, out: &mut [u8]) -> Result<(), Error> {
-        Ok(self.iova.card_read(iova, out)?)
+        let bytes = out.len();
+        lock(&self.card)
+            .memory()
+            .dma_read(iova, out)
+            .map_err(|fault| {
+                tracing::debug!("{fault}");
+                DmaError::Unmapped { iova, bytes }.into()
+            })
     }
 
     fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error> {
-        Ok(self.iova.card_write(iova, data)?)
+        lock(&self.card)
+            .memory_mut()
+            .dma_write(iova, data)
+            .map_err(|fault| {
+                tracing::debug!("{fault}");
+                DmaError::Unmapped {
+                    iova,
+                    bytes: data.len(),
+                }
+                .into()
+            })
     }
 
     fn advance(&self, cycles: u64) {
-        let mut sim = self.lock();
-        for _ in 0..cycles {
-            sim.tick();
-        }
+        lock(&self.card).run(cycles);
     }
 }
 
-/// One page of stand-in memory; the alignment makes buffers start page
-/// aligned, as `Backend::dma_alloc` promises.
-#[derive(Clone, Copy)]
-#[repr(C, align(4096))]
-struct SimPage([u8; SIM_PAGE_BYTES]);
-const _: () = assert!(std::mem::align_of::<SimPage>() == SIM_PAGE_BYTES);
-
-/// TEMPORARY stand-in for simulated host memory: one allocation.
-struct StandInMemory {
-    /// Owns the bytes; reached only through `host` after creation.
-    _pages: Vec<SimPage>,
-    /// The bytes.
-    host: HostPtr,
-    /// Fake IOVA of byte 0.
+/// A buffer's memory: a mapped region of the card's host memory.
+struct CardMemory {
+    card: Arc<Mutex<Card>>,
+    /// IOVA (= address in the card's host memory) of byte 0.
     iova: u64,
-    /// The space to leave when released.
-    space: Arc<IovaSpace>,
 }
 
-impl DmaMemory for StandInMemory {
+impl DmaMemory for CardMemory {
     fn read(&self, offset: usize, out: &mut [u8]) {
-        self.host.read(offset, out)
+        lock(&self.card)
+            .memory()
+            .read(self.iova + offset as u64, out)
     }
 
     fn write(&mut self, offset: usize, data: &[u8]) {
-        self.host.write(offset, data)
+        lock(&self.card)
+            .memory_mut()
+            .write(self.iova + offset as u64, data)
     }
 
-    fn host_ptr(&self) -> Option<NonNull<u8>> {
-        Some(self.host.as_non_null())
+    fn host_ptr(&self) -> Option<std::ptr::NonNull<u8>> {
+        None
     }
 
     fn release(&mut self) -> Result<(), Error> {
-        self.space.remove(self.iova);
-        Ok(())
+        lock(&self.card)
+            .memory_mut()
+            .unmap(self.iova)
+            .map(|_| ())
+            .map_err(|e| DmaError::SimMemory(e.to_string()).into())
     }
 }
