@@ -14,12 +14,14 @@ pub mod core;
 pub mod cpl_writer;
 pub mod csr;
 pub mod endpoint_block;
+pub mod header_fields;
 pub mod host_abi;
 pub mod id_block;
 pub mod interface_block;
 pub mod regmap;
 pub mod rpc_table;
 pub mod rx_counters;
+pub mod rx_fifo;
 pub mod rx_parser;
 pub mod scratch_block;
 pub mod tx_engine;
@@ -81,6 +83,7 @@ pub fn designs() -> Vec<Design> {
         Design::generate("rx_parser", rx_parser::RxParser::default()),
         Design::generate("tx_header", tx_header::TxHeaderBuilder::default()),
         Design::generate("tx_framer", tx_framer::TxFramer::default()),
+        Design::generate("rx_fifo", rx_fifo::RxFifo::default()),
     ]
 }
 

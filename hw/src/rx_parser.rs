@@ -30,7 +30,8 @@
 use rust_hdl::prelude::*;
 
 use crate::byte_swap::ByteSwap512;
-use homa_wire::layout::{self, common, data, eth, grant, ipv4, resend, Field, HOMA_OFFSET};
+use crate::header_fields::{window_lsb, HeaderFields};
+use homa_wire::layout::{self, common, data, eth, ipv4, Field, HOMA_OFFSET};
 use homa_wire::{DecodeError, PacketType};
 
 /// Bytes of header kept per frame: two beats.
@@ -126,18 +127,6 @@ impl RxVerdict {
     }
 }
 
-/// Bit offset in the byte-swapped window of a field at frame byte `base +
-/// field.offset`: where its least significant bit sits.
-fn window_lsb(base: usize, field: Field) -> Constant<Bits<16>> {
-    let end = base + field.end();
-    assert!(
-        end <= WINDOW_BYTES,
-        "field {} ends past the header window",
-        field.name
-    );
-    Constant::new(((8 * (WINDOW_BYTES - end)) as u64).to_bits())
-}
-
 fn c8(v: u8) -> Constant<Bits<8>> {
     Constant::new((v as u64).to_bits())
 }
@@ -188,6 +177,9 @@ pub struct RxParser {
     pub m_meta_ctl_priority: Signal<Out, Bits<8>>,
 
     swap: ByteSwap512,
+    /// Fields of the frame being checked, and of the verdict on the outputs.
+    fields: HeaderFields,
+    out_fields: HeaderFields,
     // --- input stage: collects one frame ---
     /// Index of the next beat within its frame (saturates; only 0 and 1 matter
     /// for the window, the count matters for the length).
@@ -217,11 +209,7 @@ pub struct RxParser {
     ip_sum: Signal<Local, Bits<20>>,
     ip_sum_folded: Signal<Local, Bits<20>>,
     ip_sum_final: Signal<Local, Bits<20>>,
-    seg_offset: Signal<Local, Bits<32>>,
-    payload_offset: Signal<Local, Bits<32>>,
-    payload_len: Signal<Local, Bits<16>>,
     payload_end: Signal<Local, Bits<33>>,
-    message_length: Signal<Local, Bits<32>>,
     reason: Signal<Local, Bits<4>>,
 
     // --- output stage ---
@@ -229,32 +217,16 @@ pub struct RxParser {
     out_reason: DFF<Bits<4>>,
     out_window: DFF<Bits<1024>>,
     out_frame_len: DFF<Bits<16>>,
-    out_payload_offset: DFF<Bits<32>>,
-    out_payload_len: DFF<Bits<16>>,
 
     // --- constants from homa_wire::layout ---
     at_ethertype: Constant<Bits<16>>,
-    at_src_mac: Constant<Bits<16>>,
     at_version_ihl: Constant<Bits<16>>,
-    at_tos: Constant<Bits<16>>,
     at_total_length: Constant<Bits<16>>,
     at_flags_fragment: Constant<Bits<16>>,
     at_protocol: Constant<Bits<16>>,
-    at_src_ip: Constant<Bits<16>>,
-    at_dst_ip: Constant<Bits<16>>,
     /// Lsb of the first 16-bit word of the IPv4 header; word i is 16 i below.
     at_ip_word0: Constant<Bits<16>>,
-    at_sport: Constant<Bits<16>>,
-    at_dport: Constant<Bits<16>>,
-    at_sequence: Constant<Bits<16>>,
     at_type: Constant<Bits<16>>,
-    at_sender_id: Constant<Bits<16>>,
-    at_message_length: Constant<Bits<16>>,
-    at_seg_offset: Constant<Bits<16>>,
-    at_offset: Constant<Bits<16>>,
-    at_resend_length: Constant<Bits<16>>,
-    at_grant_priority: Constant<Bits<16>>,
-    at_resend_priority: Constant<Bits<16>>,
     at_num_acks: Constant<Bits<16>>,
     ethertype_ipv4: Constant<Bits<16>>,
     proto_homa: Constant<Bits<8>>,
@@ -264,7 +236,6 @@ pub struct RxParser {
     ip_header_len: Constant<Bits<16>>,
     common_len: Constant<Bits<16>>,
     data_header_len: Constant<Bits<16>>,
-    seg_offset_use_sequence: Constant<Bits<32>>,
     max_acks: Constant<Bits<16>>,
     type_data: Constant<Bits<8>>,
     type_grant: Constant<Bits<8>>,
@@ -327,6 +298,8 @@ impl Default for RxParser {
             m_meta_length: Default::default(),
             m_meta_ctl_priority: Default::default(),
             swap: Default::default(),
+            fields: Default::default(),
+            out_fields: Default::default(),
             beat: Default::default(),
             win0: Default::default(),
             win1: Default::default(),
@@ -349,27 +322,17 @@ impl Default for RxParser {
             ip_sum: Default::default(),
             ip_sum_folded: Default::default(),
             ip_sum_final: Default::default(),
-            seg_offset: Default::default(),
-            payload_offset: Default::default(),
-            payload_len: Default::default(),
             payload_end: Default::default(),
-            message_length: Default::default(),
             reason: Default::default(),
             out_valid: Default::default(),
             out_reason: Default::default(),
             out_window: Default::default(),
             out_frame_len: Default::default(),
-            out_payload_offset: Default::default(),
-            out_payload_len: Default::default(),
             at_ethertype: window_lsb(0, eth::ETHERTYPE),
-            at_src_mac: window_lsb(0, eth::SRC),
             at_version_ihl: window_lsb(ip, ipv4::VERSION_IHL),
-            at_tos: window_lsb(ip, ipv4::TOS),
             at_total_length: window_lsb(ip, ipv4::TOTAL_LENGTH),
             at_flags_fragment: window_lsb(ip, ipv4::FLAGS_FRAGMENT),
             at_protocol: window_lsb(ip, ipv4::PROTOCOL),
-            at_src_ip: window_lsb(ip, ipv4::SRC),
-            at_dst_ip: window_lsb(ip, ipv4::DST),
             at_ip_word0: window_lsb(
                 ip,
                 Field {
@@ -378,17 +341,7 @@ impl Default for RxParser {
                     size: 2,
                 },
             ),
-            at_sport: window_lsb(h, common::SPORT),
-            at_dport: window_lsb(h, common::DPORT),
-            at_sequence: window_lsb(h, common::SEQUENCE),
             at_type: window_lsb(h, common::TYPE),
-            at_sender_id: window_lsb(h, common::SENDER_ID),
-            at_message_length: window_lsb(h, data::MESSAGE_LENGTH),
-            at_seg_offset: window_lsb(h, data::SEG_OFFSET),
-            at_offset: window_lsb(h, grant::OFFSET),
-            at_resend_length: window_lsb(h, resend::LENGTH),
-            at_grant_priority: window_lsb(h, grant::PRIORITY),
-            at_resend_priority: window_lsb(h, resend::PRIORITY),
             at_num_acks: window_lsb(h, layout::ack::NUM_ACKS),
             ethertype_ipv4: c16(eth::ETHERTYPE_IPV4 as usize),
             proto_homa: c8(ipv4::PROTOCOL_HOMA),
@@ -398,9 +351,6 @@ impl Default for RxParser {
             ip_header_len: c16(ipv4::HEADER_LEN),
             common_len: c16(common::HEADER_LEN),
             data_header_len: c16(data::HEADER_LEN),
-            seg_offset_use_sequence: Constant::new(
-                (data::SEG_OFFSET_USE_SEQUENCE as u64).to_bits(),
-            ),
             max_acks: c16(layout::ack::MAX_ACKS),
             type_data: ty(PacketType::Data),
             type_grant: ty(PacketType::Grant),
@@ -433,9 +383,7 @@ impl Logic for RxParser {
             out_valid,
             out_reason,
             out_window,
-            out_frame_len,
-            out_payload_offset,
-            out_payload_len
+            out_frame_len
         );
         self.s_axis_tready.next = true;
 
@@ -574,24 +522,9 @@ impl Logic for RxParser {
         }
 
         // DATA: where the payload lands in the message.
-        self.seg_offset.next = self
-            .window
-            .val()
-            .get_bits::<32>(self.at_seg_offset.val().index());
-        self.payload_offset.next = self.seg_offset.val();
-        if self.seg_offset.val() == self.seg_offset_use_sequence.val() {
-            self.payload_offset.next = self
-                .window
-                .val()
-                .get_bits::<32>(self.at_sequence.val().index());
-        }
-        self.payload_len.next = self.homa_len.val() - self.data_header_len.val();
-        self.payload_end.next = bit_cast::<33, 32>(self.payload_offset.val())
-            + bit_cast::<33, 16>(self.payload_len.val());
-        self.message_length.next = self
-            .window
-            .val()
-            .get_bits::<32>(self.at_message_length.val().index());
+        self.fields.window.next = self.window.val();
+        self.payload_end.next = bit_cast::<33, 32>(self.fields.payload_offset.val())
+            + bit_cast::<33, 16>(self.fields.payload_len.val());
 
         // The checks, in homa_wire::Frame::decode's order: the first that fails names the drop.
         self.reason.next = 0.into();
@@ -626,7 +559,7 @@ impl Logic for RxParser {
         } else if self.homa_len.val() < self.type_header_len.val() {
             self.reason.next = 11.into(); // HomaTruncated
         } else if (self.homa_type.val() == self.type_data.val())
-            & (self.payload_end.val() > bit_cast::<33, 32>(self.message_length.val()))
+            & (self.payload_end.val() > bit_cast::<33, 32>(self.fields.message_length.val()))
         {
             self.reason.next = 13.into(); // PayloadBeyondMessage
         } else if (self.homa_type.val() == self.type_ack.val())
@@ -641,8 +574,6 @@ impl Logic for RxParser {
             self.out_reason.d.next = self.reason.val();
             self.out_window.d.next = self.window.val();
             self.out_frame_len.d.next = self.frame_len.q.val();
-            self.out_payload_offset.d.next = self.payload_offset.val();
-            self.out_payload_len.d.next = self.payload_len.val();
         }
         if self.reset.val() {
             self.beat.d.next = 0.into();
@@ -654,80 +585,20 @@ impl Logic for RxParser {
         self.m_meta_reason.next = self.out_reason.q.val();
         self.m_meta_frame_len.next = self.out_frame_len.q.val();
         self.m_meta_window.next = self.out_window.q.val();
-        self.m_meta_payload_offset.next = self.out_payload_offset.q.val();
-        self.m_meta_payload_len.next = self.out_payload_len.q.val();
-        self.m_meta_type.next = self
-            .out_window
-            .q
-            .val()
-            .get_bits::<8>(self.at_type.val().index());
-        self.m_meta_src_mac.next = self
-            .out_window
-            .q
-            .val()
-            .get_bits::<48>(self.at_src_mac.val().index());
-        self.m_meta_src_ip.next = self
-            .out_window
-            .q
-            .val()
-            .get_bits::<32>(self.at_src_ip.val().index());
-        self.m_meta_dst_ip.next = self
-            .out_window
-            .q
-            .val()
-            .get_bits::<32>(self.at_dst_ip.val().index());
-        self.m_meta_priority.next = self
-            .out_window
-            .q
-            .val()
-            .get_bits::<3>(self.at_tos.val().index() + 5);
-        self.m_meta_sport.next = self
-            .out_window
-            .q
-            .val()
-            .get_bits::<16>(self.at_sport.val().index());
-        self.m_meta_dport.next = self
-            .out_window
-            .q
-            .val()
-            .get_bits::<16>(self.at_dport.val().index());
-        self.m_meta_sender_id.next = self
-            .out_window
-            .q
-            .val()
-            .get_bits::<64>(self.at_sender_id.val().index());
-        self.m_meta_message_length.next = self
-            .out_window
-            .q
-            .val()
-            .get_bits::<32>(self.at_message_length.val().index());
-        self.m_meta_offset.next = self
-            .out_window
-            .q
-            .val()
-            .get_bits::<32>(self.at_offset.val().index());
-        self.m_meta_length.next = self
-            .out_window
-            .q
-            .val()
-            .get_bits::<32>(self.at_resend_length.val().index());
-        self.m_meta_ctl_priority.next = self
-            .out_window
-            .q
-            .val()
-            .get_bits::<8>(self.at_grant_priority.val().index());
-        if self
-            .out_window
-            .q
-            .val()
-            .get_bits::<8>(self.at_type.val().index())
-            == self.type_resend.val()
-        {
-            self.m_meta_ctl_priority.next = self
-                .out_window
-                .q
-                .val()
-                .get_bits::<8>(self.at_resend_priority.val().index());
-        }
+        self.out_fields.window.next = self.out_window.q.val();
+        self.m_meta_payload_offset.next = self.out_fields.payload_offset.val();
+        self.m_meta_payload_len.next = self.out_fields.payload_len.val();
+        self.m_meta_type.next = self.out_fields.packet_type.val();
+        self.m_meta_src_mac.next = self.out_fields.src_mac.val();
+        self.m_meta_src_ip.next = self.out_fields.src_ip.val();
+        self.m_meta_dst_ip.next = self.out_fields.dst_ip.val();
+        self.m_meta_priority.next = self.out_fields.level.val();
+        self.m_meta_sport.next = self.out_fields.sport.val();
+        self.m_meta_dport.next = self.out_fields.dport.val();
+        self.m_meta_sender_id.next = self.out_fields.sender_id.val();
+        self.m_meta_message_length.next = self.out_fields.message_length.val();
+        self.m_meta_offset.next = self.out_fields.offset.val();
+        self.m_meta_length.next = self.out_fields.length.val();
+        self.m_meta_ctl_priority.next = self.out_fields.ctl_priority.val();
     }
 }
