@@ -34,6 +34,7 @@ pub mod models {
 
 pub use models::homa_core::HomaCore;
 pub use models::rpc_table::RpcTable;
+pub use models::rx_fifo::RxFifo;
 pub use models::rx_parser::RxParser;
 pub use models::tx_framer::TxFramer;
 pub use models::tx_header::TxHeader;
