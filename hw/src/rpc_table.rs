@@ -27,12 +27,19 @@
 //! Same-set back-to-back requests: the RAM read of request n+1 happens at the
 //! same clock edge as the write of request n, and a RustHDL `RAM` (like a
 //! block RAM in read-first mode) returns the OLD entry then. One cycle later
-//! the write is visible. So the one write in flight is kept in a bypass
-//! register ({set, way, entry}, `bp_*`) and in cycle 1 it replaces what its
-//! way's RAM returned when the sets match. One entry suffices: only the write
-//! at the very edge of the read can be missed, and there is at most one write
-//! per cycle. The block testbench drives same-set sequences back to back and
-//! counts them.
+//! the write is visible. So that one write is bypassed: while request n is in
+//! cycle 1 deciding its write, request n+1 is in cycle 0, where its set and
+//! key are compared with request n's (`same_set`, `same_key`); the edge
+//! registers those two bits with request n's write (way, INSERT or REMOVE)
+//! into `bp_*`. In cycle 1, request n+1 then overrides the RAM's verdict for
+//! that one way: after an INSERT the way is taken, and hits exactly when the
+//! keys were equal; after a REMOVE it is free and cannot hit. One write
+//! suffices: only the write at the very edge of the read can be missed, and
+//! there is at most one write per cycle. Bypassing the compare results (bits)
+//! instead of the entry (129 bits) keeps a 129-bit mux out of the path from
+//! the RAM output through the compare to the write enable, and the 128-bit
+//! key compare it costs sits in cycle 0, beside the hash. The block testbench
+//! drives same-set sequences back to back and counts them.
 //!
 //! Operations (`RpcOp`, on `s_req_op`):
 //! - LOOKUP: hit and slot. No side effect.
@@ -79,6 +86,13 @@
 //!   +1 exactly when INSERT writes a valid entry and by -1 exactly when REMOVE
 //!   clears one, at the same edge as the write; the sweep sets both to empty.
 //! - The bypass holds the write made at the previous edge, or is invalid.
+//! - An entry's key bits mean nothing when its valid bit is 0 (REMOVE and
+//!   the sweep clear only the valid bit, and write the key they happen to have).
+//!
+//! Size (yosys `synth_xilinx -family xcup -flatten`): 8 RAMB36E2 (each way
+//! 256 x 129 bits in two 512 x 72 halves), 175 FFs, ~970 LUTs (+~500 MUXF7/8/9
+//! from abc's wide-LUT mapping; ~1020 LUTs and no MUXF with `-nowidelut`).
+//! A first version bypassed the 129-bit entry itself: 315 FFs, ~1300 LUTs.
 //!
 //! Timing risk at 250 MHz: cycle 1 runs from the RAM's output (not
 //! registered) through a 128-bit compare and a priority pick to the RAM's
@@ -221,6 +235,10 @@ pub struct RpcTable {
     req_set: Signal<Local, Bits<8>>,
     /// A request is taken at this edge.
     accept: Signal<Local, bool>,
+    /// The offered request has the set / the key of the request in cycle 1,
+    /// whose write (if any) its RAM read will miss.
+    same_set: Signal<Local, bool>,
+    same_key: Signal<Local, bool>,
 
     // --- cycle 1: registered request, compared with the RAMs' output ---
     /// The request in cycle 1 is real (accepted at the last edge).
@@ -229,9 +247,8 @@ pub struct RpcTable {
     s1_key: DFF<Bits<128>>,
     /// `set_index(s1_key)`: the set whose entries the RAMs now show.
     s1_set: DFF<Bits<8>>,
-    /// Way w's entry of the set: the RAM's, or the bypass's when it holds a
-    /// write to this very set and way made at the edge of the read.
-    entry: [Signal<Local, Bits<129>>; 4],
+    /// Way w of the set holds the key / is empty: the RAM's entry compared,
+    /// unless the bypass holds a write to this very set and way.
     way_hit: [Signal<Local, bool>; 4],
     way_free: [Signal<Local, bool>; 4],
     hit: Signal<Local, bool>,
@@ -246,16 +263,22 @@ pub struct RpcTable {
     do_insert: Signal<Local, bool>,
     do_remove: Signal<Local, bool>,
     wr_way: Signal<Local, Bits<2>>,
-    /// What is written to `wr_way` of `s1_set`: {1, key} or 0.
+    /// What is written to `wr_way` of `s1_set`: {do_insert, key}.
     wr_data: Signal<Local, Bits<129>>,
     /// The valid bit of an entry (bit 128).
     valid_bit: Constant<Bits<129>>,
 
-    // --- write bypass: the write made at the last edge ---
+    // --- write bypass: the write made at the last edge, as seen by the
+    // request now in cycle 1 (see DESIGN NOTES) ---
+    /// The request before wrote (INSERT or REMOVE) at the last edge.
     bp_valid: DFF<bool>,
-    bp_set: DFF<Bits<8>>,
+    /// The way it wrote, in its set.
     bp_way: DFF<Bits<2>>,
-    bp_data: DFF<Bits<129>>,
+    /// It made the entry valid (INSERT); else invalid (REMOVE).
+    bp_insert: DFF<bool>,
+    /// The request now in cycle 1 has its set / its key.
+    bp_same_set: DFF<bool>,
+    bp_same_key: DFF<bool>,
 
     // --- reset sweep ---
     /// Writing set `clear_set` empty in every way this cycle; requests refused.
@@ -299,11 +322,12 @@ impl Default for RpcTable {
             req_fold16: Default::default(),
             req_set: Default::default(),
             accept: Default::default(),
+            same_set: Default::default(),
+            same_key: Default::default(),
             s1_valid: Default::default(),
             s1_op: Default::default(),
             s1_key: Default::default(),
             s1_set: Default::default(),
-            entry: Default::default(),
             way_hit: Default::default(),
             way_free: Default::default(),
             hit: Default::default(),
@@ -318,9 +342,10 @@ impl Default for RpcTable {
             wr_data: Default::default(),
             valid_bit: Constant::new(Bits::<129>::from(1u64) << KEY_BITS as u64),
             bp_valid: Default::default(),
-            bp_set: Default::default(),
             bp_way: Default::default(),
-            bp_data: Default::default(),
+            bp_insert: Default::default(),
+            bp_same_set: Default::default(),
+            bp_same_key: Default::default(),
             clearing: Default::default(),
             clear_set: Default::default(),
             rsp_valid: Default::default(),
@@ -345,9 +370,10 @@ impl Logic for RpcTable {
             s1_key,
             s1_set,
             bp_valid,
-            bp_set,
             bp_way,
-            bp_data,
+            bp_insert,
+            bp_same_set,
+            bp_same_key,
             clearing,
             clear_set,
             rsp_valid,
@@ -379,22 +405,25 @@ impl Logic for RpcTable {
         self.s1_op.d.next = self.s_req_op.val();
         self.s1_key.d.next = self.s_req_key.val();
         self.s1_set.d.next = self.req_set.val();
+        // Against the request in cycle 1, for the bypass.
+        self.same_set.next = self.req_set.val() == self.s1_set.q.val();
+        self.same_key.next = self.s_req_key.val() == self.s1_key.q.val();
+        self.bp_same_set.d.next = self.same_set.val();
+        self.bp_same_key.d.next = self.same_key.val();
 
         // ---- cycle 1: compare the set's entries with the key ----
         for w in 0..4 {
             self.ways[w].read_clock.next = self.clock.val();
             self.ways[w].write_clock.next = self.clock.val();
             self.ways[w].read_address.next = self.req_set.val();
-            self.entry[w].next = self.ways[w].read_data.val();
-            if self.bp_valid.q.val()
-                & (self.bp_set.q.val() == self.s1_set.q.val())
-                & (self.bp_way.q.val().index() == w)
+            self.way_hit[w].next = self.ways[w].read_data.val().get_bit(128)
+                & (self.ways[w].read_data.val().get_bits::<128>(0) == self.s1_key.q.val());
+            self.way_free[w].next = !self.ways[w].read_data.val().get_bit(128);
+            if self.bp_valid.q.val() & self.bp_same_set.q.val() & (self.bp_way.q.val().index() == w)
             {
-                self.entry[w].next = self.bp_data.q.val();
+                self.way_hit[w].next = self.bp_insert.q.val() & self.bp_same_key.q.val();
+                self.way_free[w].next = !self.bp_insert.q.val();
             }
-            self.way_hit[w].next = self.entry[w].val().get_bit(128)
-                & (self.entry[w].val().get_bits::<128>(0) == self.s1_key.q.val());
-            self.way_free[w].next = !self.entry[w].val().get_bit(128);
         }
         self.hit.next = self.way_hit[0].val()
             | self.way_hit[1].val()
@@ -427,13 +456,14 @@ impl Logic for RpcTable {
         self.do_insert.next = self.op_insert.val() & !self.hit.val() & self.any_free.val();
         self.do_remove.next = self.op_remove.val() & self.hit.val();
         self.wr_way.next = self.hit_way.val();
-        self.wr_data.next = 0.into();
+        self.wr_data.next = bit_cast::<129, 128>(self.s1_key.q.val());
         if self.do_insert.val() {
             self.wr_way.next = self.free_way.val();
             self.wr_data.next = self.valid_bit.val() | bit_cast::<129, 128>(self.s1_key.q.val());
         }
 
-        // The write: the request's, or the sweep's (every way, empty).
+        // The write: the request's, or the sweep's (every way, valid bit 0;
+        // no request is in cycle 1 during the sweep).
         for w in 0..4 {
             self.ways[w].write_address.next = self.s1_set.q.val();
             self.ways[w].write_data.next = self.wr_data.val();
@@ -441,14 +471,13 @@ impl Logic for RpcTable {
                 (self.do_insert.val() | self.do_remove.val()) & (self.wr_way.val().index() == w);
             if self.clearing.q.val() {
                 self.ways[w].write_address.next = self.clear_set.q.val();
-                self.ways[w].write_data.next = 0.into();
+                self.ways[w].write_data.next = bit_cast::<129, 128>(self.s1_key.q.val());
                 self.ways[w].write_enable.next = true;
             }
         }
         self.bp_valid.d.next = self.do_insert.val() | self.do_remove.val();
-        self.bp_set.d.next = self.s1_set.q.val();
         self.bp_way.d.next = self.wr_way.val();
-        self.bp_data.d.next = self.wr_data.val();
+        self.bp_insert.d.next = self.do_insert.val();
 
         // ---- the response and the count, registered with the write ----
         self.rsp_valid.d.next = self.s1_valid.q.val();
