@@ -46,7 +46,8 @@
 //! - INSERT: lookup; if present, hit and its slot (no change: a duplicate
 //!   insert is harmless, so the RX path may INSERT on every packet of an RPC
 //!   that may be new); if absent, the lowest free way of the set is taken:
-//!   inserted and the new slot; if the set has no free way, full (slot 0).
+//!   inserted and the new slot; if the set has no free way, full (slot 0,
+//!   which means nothing then: slot 0 is a real slot, read the flags first).
 //! - REMOVE, by key: if present, hit and the slot freed; else a miss. By key
 //!   rather than by slot so the RX path (an ACK names RPCs by key) needs no
 //!   lookup first; whoever holds only a slot reads the key from its own state.
@@ -70,8 +71,8 @@
 //! - A better-mixed hash (H3: each set bit the parity of a random half of the
 //!   key) spreads adversarial keys better but costs ~8 x 64-input XOR trees in
 //!   the cycle that also addresses the RAM; peers are not adversaries on the
-//!   datacenter fabric, and a full set only refuses a new RPC (the peer
-//!   retries), so the fold wins.
+//!   datacenter fabric, and a full set only refuses a new RPC (its packet is
+//!   dropped and the peer's timeout resends it), so the fold wins.
 //! - Stalling same-set back-to-back requests for a cycle instead of the bypass:
 //!   simpler, but the RX path sees bursts of packets of one RPC (same key,
 //!   same set), exactly the case that would stall.
