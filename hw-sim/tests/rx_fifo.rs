@@ -402,7 +402,7 @@ fn wire_frames(rng: &mut ChaCha8Rng, n: usize) -> Vec<Vec<u8>> {
 #[test]
 fn accepted_frames_come_out_whole_and_in_order_under_light_load() {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let frames = wire_frames(&mut rng, 2000);
+    let frames = wire_frames(&mut rng, 4000);
     let mut bench = Bench::new("rx_fifo_light", frames);
     bench.run(&mut rng, 0.2, |rng| rng.gen_bool(0.9));
     bench.check();
@@ -424,7 +424,7 @@ fn accepted_frames_come_out_whole_and_in_order_under_light_load() {
 #[test]
 fn overflows_drop_whole_frames_under_heavy_back_pressure() {
     let mut rng = ChaCha8Rng::seed_from_u64(2);
-    let frames = wire_frames(&mut rng, 3000);
+    let frames = wire_frames(&mut rng, 6000);
     let mut bench = Bench::new("rx_fifo_heavy", frames);
     // The consumer stalls for long stretches, then drains in bursts.
     let mut phase = (false, 0u32);
@@ -461,7 +461,7 @@ fn back_to_back_minimum_frames_fill_the_frame_queue() {
     // Single-beat frames, one per cycle, some broken: up to DEPTH frames held,
     // three verdicts outstanding at a time, rejected frames skipped among them.
     let mut rng = ChaCha8Rng::seed_from_u64(3);
-    let frames: Vec<Vec<u8>> = (0..3000)
+    let frames: Vec<Vec<u8>> = (0..5000)
         .map(|_| loop {
             let mut f = random_frame(&mut rng).encode().unwrap();
             if f.len() <= BEAT_BYTES {

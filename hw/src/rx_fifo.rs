@@ -53,7 +53,7 @@
 //! entry, so `beats` never races either. No bypass is needed.
 //!
 //! Sizes: `DEPTH` = 64 beats (4 KiB: two 1514-byte frames of 24 beats, or 64
-//! minimum frames). A `beats` entry is 577 bits; as block RAM in 512 x 72
+//! minimum frames; a frame longer than `DEPTH` beats never fits). A `beats` entry is 577 bits; as block RAM in 512 x 72
 //! mode that is 9 RAMB36 whatever the depth up to 512, so a deeper FIFO costs
 //! only pointer bits (`ADDR_BITS`). Dropping the stored `tlast` (derivable
 //! from the frame length) would make it 576 bits, 8 RAMB36. `frames` has
