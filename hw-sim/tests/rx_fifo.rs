@@ -66,7 +66,7 @@ impl Reference {
     fn head_ready(&self, edge: u64) -> Option<&Queued> {
         let head = self.queue.front()?;
         let after_verdict = head.verdict_edge + 2 <= edge;
-        let after_previous = self.last_pop.map_or(true, |p| p < edge);
+        let after_previous = self.last_pop.is_none_or(|p| p < edge);
         (after_verdict && after_previous).then_some(head)
     }
 

@@ -11,7 +11,7 @@
 //!
 //! DATA's headers are always `HOMA_OFFSET + data::HEADER_LEN` = 90 bytes, so
 //! the payload starts at lane 26 of the frame's beat 1. The framer relies on
-//! that constant (it is checked where the constant is built): payload lanes
+//! that constant (a compile-time assertion checks it ends in beat 1): payload lanes
 //! 0..37 of payload beat k go to lanes 26..63 of output beat k + 1, and lanes
 //! 38..63 to lanes 0..25 of output beat k + 2. Both are shifts by a constant,
 //! pure wiring; the only storage is `hold`, the previous payload beat. A frame
@@ -58,6 +58,12 @@ use homa_wire::layout::{data, HOMA_OFFSET};
 pub const DATA_HEADERS_LEN: usize = HOMA_OFFSET + data::HEADER_LEN;
 /// Lane of beat 1 at which a DATA payload starts.
 pub const PAYLOAD_LANE: usize = DATA_HEADERS_LEN - 64;
+
+// The shifts below assume the headers end inside beat 1.
+const _: () = assert!(
+    DATA_HEADERS_LEN > 64 && DATA_HEADERS_LEN < 128,
+    "DATA headers must end inside beat 1"
+);
 
 /// Phases of a frame (values of `phase`).
 const IDLE: u64 = 0;
@@ -165,10 +171,6 @@ pub struct TxFramer {
 
 impl Default for TxFramer {
     fn default() -> Self {
-        assert!(
-            PAYLOAD_LANE > 0 && PAYLOAD_LANE < 64,
-            "DATA headers must end inside beat 1"
-        );
         let mut hdr1_mask = Bits::<512>::default();
         for bit in 0..8 * PAYLOAD_LANE {
             hdr1_mask = hdr1_mask.replace_bit(bit, true);
