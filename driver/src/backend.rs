@@ -85,6 +85,36 @@ pub(crate) fn check_csr_offset(offset: u32, window_bytes: u64) -> Result<(), Err
     Ok(())
 }
 
+/// A shared backend is a backend: a testbench keeps an `Arc` of its
+/// [`crate::SimBackend`] to reach the card's other ports while a
+/// [`crate::Device`] holds another.
+impl<B: Backend + ?Sized> Backend for std::sync::Arc<B> {
+    fn describe(&self) -> String {
+        (**self).describe()
+    }
+    fn csr_window_bytes(&self) -> u64 {
+        (**self).csr_window_bytes()
+    }
+    fn csr_read(&self, offset: u32) -> Result<u32, Error> {
+        (**self).csr_read(offset)
+    }
+    fn csr_write(&self, offset: u32, value: u32) -> Result<(), Error> {
+        (**self).csr_write(offset, value)
+    }
+    fn dma_alloc(&self, bytes: usize) -> Result<DmaBuffer, Error> {
+        (**self).dma_alloc(bytes)
+    }
+    fn dma_read(&self, iova: u64, out: &mut [u8]) -> Result<(), Error> {
+        (**self).dma_read(iova, out)
+    }
+    fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error> {
+        (**self).dma_write(iova, data)
+    }
+    fn advance(&self, cycles: u64) {
+        (**self).advance(cycles)
+    }
+}
+
 impl<B: Backend + ?Sized> Backend for Box<B> {
     fn describe(&self) -> String {
         (**self).describe()

@@ -5,7 +5,9 @@ use homa_hw::regmap;
 
 use crate::backend::Backend;
 use crate::discovery::{BlockList, DiscoveryError, RegisterBlock};
-use crate::regs::{DesignVersion, IdBlock, RxCountersBlock, ScratchBlock};
+use crate::regs::{
+    DesignVersion, EndpointBlock, IdBlock, InterfaceBlock, RxCountersBlock, ScratchBlock,
+};
 use crate::Error;
 
 /// What the ID block says about the bitstream, checked by [`Device::open`].
@@ -134,6 +136,48 @@ impl Device {
     pub fn rx_counters(&self) -> Result<RxCountersBlock<'_>, Error> {
         let b = self.require(RxCountersBlock::TYPE, RxCountersBlock::VERSION)?;
         Ok(RxCountersBlock::at(self.backend(), b.base))
+    }
+
+    /// The interface block (the card's MAC and IPv4 addresses).
+    pub fn interface(&self) -> Result<InterfaceBlock<'_>, Error> {
+        let b = self.require(InterfaceBlock::TYPE, InterfaceBlock::VERSION)?;
+        Ok(InterfaceBlock::at(self.backend(), b.base))
+    }
+
+    /// Number of endpoint blocks the card has.
+    pub fn endpoint_count(&self) -> usize {
+        self.blocks
+            .blocks()
+            .iter()
+            .filter(|b| b.block_type == EndpointBlock::TYPE)
+            .count()
+    }
+
+    /// Endpoint `index`: the `index`-th endpoint block in list order, checked
+    /// to be a version this driver knows.
+    pub fn endpoint(&self, index: usize) -> Result<EndpointBlock<'_>, Error> {
+        let block = self
+            .blocks
+            .blocks()
+            .iter()
+            .filter(|b| b.block_type == EndpointBlock::TYPE)
+            .nth(index)
+            .ok_or(DiscoveryError::NoSuchEndpoint {
+                index,
+                count: self.endpoint_count(),
+            })?;
+        let version = EndpointBlock::VERSION;
+        if !block.version.satisfies(version.major, version.minor) {
+            return Err(DiscoveryError::Version {
+                name: block.name(),
+                base: block.base,
+                found: block.version,
+                need_major: version.major,
+                need_min_minor: version.minor,
+            }
+            .into());
+        }
+        Ok(EndpointBlock::at(self.backend(), block.base))
     }
 
     fn require(&self, block_type: u32, version: crate::Version) -> Result<RegisterBlock, Error> {

@@ -90,6 +90,9 @@ pub enum DiscoveryError {
         need_major: u16,
         need_min_minor: u16,
     },
+    /// An endpoint index past the card's endpoints.
+    #[error("no endpoint {index}: the card has {count} endpoint blocks")]
+    NoSuchEndpoint { index: usize, count: usize },
     /// An ID block register holds a value this driver cannot work with.
     #[error("ID block: {register} is {found:#x}, but this driver needs {needed}")]
     IdValue {

@@ -12,7 +12,7 @@
 //! trait), `dma.rs` (DMA buffers and the IOVA space), `regs.rs` (typed
 //! register blocks), `discovery.rs` (walking the block list, version checks),
 //! `device.rs` (an opened card), `ring.rs` (descriptor and completion
-//! rings, doorbells), `sim.rs` and `vfio.rs` (the two backends),
+//! rings, doorbells), `queues.rs` (an endpoint's rings bound to its block), `sim.rs` and `vfio.rs` (the two backends),
 //! `memory.rs` (hugepage memory for VFIO DMA), `pci.rs` (PCI addresses and
 //! the command register), `error.rs`.
 //!
@@ -31,6 +31,7 @@ pub mod dma;
 pub mod error;
 pub mod memory;
 pub mod pci;
+pub mod queues;
 pub mod regs;
 pub mod ring;
 pub mod sim;
@@ -42,8 +43,10 @@ pub use discovery::{BlockList, DiscoveryError, RegisterBlock};
 pub use dma::{DmaBuffer, DmaError};
 pub use error::Error;
 pub use pci::PciAddress;
+pub use queues::EndpointQueues;
 pub use regs::{
-    block_name, BlockHeader, DesignVersion, IdBlock, RxCountersBlock, ScratchBlock, Version,
+    block_name, BlockHeader, DesignVersion, EndpointBlock, IdBlock, InterfaceBlock,
+    RxCountersBlock, ScratchBlock, Version,
 };
 pub use ring::{CompletionRing, DescriptorRing, Doorbell, PhaseBit, RingError};
 pub use sim::SimBackend;

@@ -27,6 +27,7 @@ use homa_hw::regmap::{self, block_type, header};
 use homa_hw::rx_parser::RxVerdict;
 
 use crate::backend::Backend;
+use crate::ring::Doorbell;
 use crate::Error;
 
 /// A block version, `major << 16 | minor` in its VERSION word. A driver
@@ -101,6 +102,8 @@ pub fn block_name(block_type: u32) -> Option<&'static str> {
         block_type::ID => Some("ID"),
         block_type::SCRATCH => Some("scratch"),
         block_type::RX_COUNTERS => Some("RX counters"),
+        block_type::INTERFACE => Some("interface"),
+        block_type::ENDPOINT => Some("endpoint"),
         _ => None,
     }
 }
@@ -237,6 +240,132 @@ impl<'a> RxCountersBlock<'a> {
     }
 }
 
+/// The interface block: the card's own addresses on the network.
+pub struct InterfaceBlock<'a> {
+    backend: &'a dyn Backend,
+    /// Base of the block, as discovered.
+    base: u32,
+}
+
+impl<'a> InterfaceBlock<'a> {
+    pub const TYPE: u32 = block_type::INTERFACE;
+    /// The version this driver was written against.
+    pub const VERSION: Version = Version::from_word(regmap::interface::VERSION);
+
+    /// The interface block at `base` (found by discovery).
+    pub fn at(backend: &'a dyn Backend, base: u32) -> Self {
+        InterfaceBlock { backend, base }
+    }
+
+    /// The card's MAC address, first byte on the wire first.
+    pub fn mac(&self) -> Result<[u8; 6], Error> {
+        let lo = self
+            .backend
+            .csr_read(self.base + regmap::interface::MAC_LO)?;
+        let hi = self
+            .backend
+            .csr_read(self.base + regmap::interface::MAC_HI)?;
+        let (lo, hi) = (lo.to_le_bytes(), hi.to_le_bytes());
+        Ok([lo[0], lo[1], lo[2], lo[3], hi[0], hi[1]])
+    }
+
+    pub fn set_mac(&self, mac: [u8; 6]) -> Result<(), Error> {
+        let lo = u32::from_le_bytes([mac[0], mac[1], mac[2], mac[3]]);
+        let hi = u32::from_le_bytes([mac[4], mac[5], 0, 0]);
+        self.backend
+            .csr_write(self.base + regmap::interface::MAC_LO, lo)?;
+        self.backend
+            .csr_write(self.base + regmap::interface::MAC_HI, hi)
+    }
+
+    /// The card's IPv4 address as a number (10.0.0.1 is 0x0a000001).
+    pub fn ipv4(&self) -> Result<u32, Error> {
+        self.backend.csr_read(self.base + regmap::interface::IPV4)
+    }
+
+    pub fn set_ipv4(&self, address: u32) -> Result<(), Error> {
+        self.backend
+            .csr_write(self.base + regmap::interface::IPV4, address)
+    }
+}
+
+/// An endpoint block: one application's Homa port and the registers of its
+/// TX descriptor ring, completion ring and receive buffer area.
+pub struct EndpointBlock<'a> {
+    backend: &'a dyn Backend,
+    /// Base of the block, as discovered.
+    base: u32,
+}
+
+impl<'a> EndpointBlock<'a> {
+    pub const TYPE: u32 = block_type::ENDPOINT;
+    /// The version this driver was written against.
+    pub const VERSION: Version = Version::from_word(regmap::endpoint::VERSION);
+
+    /// The endpoint block at `base` (found by discovery).
+    pub fn at(backend: &'a dyn Backend, base: u32) -> Self {
+        EndpointBlock { backend, base }
+    }
+
+    /// The Homa port served; 0 when closed.
+    pub fn port(&self) -> Result<u16, Error> {
+        Ok(self.read(regmap::endpoint::PORT)? as u16)
+    }
+
+    /// Opens the endpoint on `port`, or closes it with 0.
+    pub fn set_port(&self, port: u16) -> Result<(), Error> {
+        self.write(regmap::endpoint::PORT, u32::from(port))
+    }
+
+    /// Points the card at a TX descriptor ring of `1 << log2` entries.
+    pub fn set_tx_ring(&self, iova: u64, log2: u32) -> Result<(), Error> {
+        self.write(regmap::endpoint::TX_RING_LO, iova as u32)?;
+        self.write(regmap::endpoint::TX_RING_HI, (iova >> 32) as u32)?;
+        self.write(regmap::endpoint::TX_RING_LOG2, log2)
+    }
+
+    /// Points the card at a completion ring of `1 << log2` entries.
+    pub fn set_completion_ring(&self, iova: u64, log2: u32) -> Result<(), Error> {
+        self.write(regmap::endpoint::CPL_RING_LO, iova as u32)?;
+        self.write(regmap::endpoint::CPL_RING_HI, (iova >> 32) as u32)?;
+        self.write(regmap::endpoint::CPL_RING_LOG2, log2)
+    }
+
+    /// Points the card at the receive buffer area.
+    pub fn set_rx_area(&self, iova: u64) -> Result<(), Error> {
+        self.write(regmap::endpoint::RX_AREA_LO, iova as u32)?;
+        self.write(regmap::endpoint::RX_AREA_HI, (iova >> 32) as u32)
+    }
+
+    /// The doorbell of the TX ring: the host's producer index goes here.
+    pub fn tx_doorbell(&self) -> Doorbell {
+        Doorbell::new(self.base + regmap::endpoint::TX_PRODUCER)
+    }
+
+    /// The doorbell of the completion ring: the host's consumer index goes here.
+    pub fn completion_doorbell(&self) -> Doorbell {
+        Doorbell::new(self.base + regmap::endpoint::CPL_CONSUMER)
+    }
+
+    /// Index after the last descriptor the card has taken.
+    pub fn tx_consumer(&self) -> Result<u32, Error> {
+        self.read(regmap::endpoint::TX_CONSUMER)
+    }
+
+    /// Index after the last completion the card has written.
+    pub fn completion_producer(&self) -> Result<u32, Error> {
+        self.read(regmap::endpoint::CPL_PRODUCER)
+    }
+
+    fn read(&self, register: u32) -> Result<u32, Error> {
+        self.backend.csr_read(self.base + register)
+    }
+
+    fn write(&self, register: u32, value: u32) -> Result<(), Error> {
+        self.backend.csr_write(self.base + register, value)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,6 +396,7 @@ mod tests {
         assert_eq!(block_name(block_type::ID), Some("ID"));
         assert_eq!(block_name(block_type::SCRATCH), Some("scratch"));
         assert_eq!(block_name(block_type::RX_COUNTERS), Some("RX counters"));
+        assert_eq!(block_name(block_type::ENDPOINT), Some("endpoint"));
         assert_eq!(block_name(0x1234_5678), None);
     }
 }
