@@ -29,6 +29,9 @@ fn info_lists_the_simulated_cards_blocks_and_id() {
     assert!(out.contains("250000 kHz"), "{out}");
     assert!(out.contains("512 bits"), "{out}");
     assert!(out.contains("wire format     0x20250700"), "{out}");
+    assert!(out.contains("IPv4            0.0.0.0"), "{out}");
+    assert!(out.contains("endpoints (4):"), "{out}");
+    assert!(out.contains("closed"), "{out}");
 }
 
 #[test]

@@ -56,6 +56,31 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<()> {
         id.beat_bytes()
     );
     println!("  wire format     {:#010x}", id.wire_format);
+    if let Ok(interface) = device.interface() {
+        let mac = interface.mac()?;
+        let ip = interface.ipv4()?.to_be_bytes();
+        println!();
+        println!("interface:");
+        println!(
+            "  MAC             {}",
+            mac.map(|b| format!("{b:02x}")).join(":")
+        );
+        println!("  IPv4            {}.{}.{}.{}", ip[0], ip[1], ip[2], ip[3]);
+    }
+    let endpoints = device.endpoint_count();
+    if endpoints > 0 {
+        println!();
+        println!("endpoints ({endpoints}):");
+        for e in 0..endpoints {
+            let port = device.endpoint(e)?.port()?;
+            let state = if port == 0 {
+                "closed".to_string()
+            } else {
+                format!("port {port}")
+            };
+            println!("  {e:<14}  {state}");
+        }
+    }
     if let Ok(rx) = device.rx_counters() {
         println!();
         println!("RX frames by parser verdict:");
