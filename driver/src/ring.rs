@@ -3,10 +3,9 @@
 //!
 //! DESIGN NOTES
 //! ------------
-//! The card's queue blocks and its descriptor and completion layouts are not
-//! in the register map yet (they come with the datapath). What does not
-//! depend on them is here, so the datapath's rings are a matter of naming
-//! offsets and layouts:
+//! The mechanics here do not depend on what the entries hold: entry size and
+//! the phase bit's position are parameters, and `queues.rs` binds rings to
+//! an endpoint block and the layouts of `homa_hw::host_abi`.
 //!
 //! - A ring is `entries` slots (a power of two) of `entry_bytes` each, in one
 //!   [`DmaBuffer`] the card reaches at its IOVA.

@@ -1,6 +1,8 @@
-//! Rings and doorbells on the sim backend: the card's side is played through
-//! `dma_read`/`dma_write` (the card's view of memory by IOVA), and the scratch register
-//! stands in for a doorbell until the datapath's queue blocks exist.
+//! Rings and doorbells on the sim backend, with the card's side played by the
+//! test through `dma_read`/`dma_write` (the card's view of memory by IOVA).
+//! The scratch register serves as the doorbell: it keeps what is written, so
+//! the test sees the index the card got. The endpoint blocks' real doorbells,
+//! with the core on the other side, are tested in queues.rs.
 
 use homa_driver::{
     Backend, CompletionRing, DescriptorRing, Doorbell, Error, PhaseBit, RingError, ScratchBlock,
