@@ -426,14 +426,16 @@ fn overflows_drop_whole_frames_under_heavy_back_pressure() {
     let mut rng = ChaCha8Rng::seed_from_u64(2);
     let frames = wire_frames(&mut rng, 6000);
     let mut bench = Bench::new("rx_fifo_heavy", frames);
-    // The consumer stalls for long stretches, then drains in bursts.
+    // The consumer stalls for long stretches (up to 5 FIFOs' worth of
+    // beats), then drains in bursts.
+    let depth = DEPTH as u32;
     let mut phase = (false, 0u32);
     bench.run(&mut rng, 0.05, move |rng| {
         if phase.1 == 0 {
             phase = if phase.0 {
-                (false, rng.gen_range(1..300))
+                (false, rng.gen_range(1..5 * depth))
             } else {
-                (true, rng.gen_range(1..120))
+                (true, rng.gen_range(1..2 * depth))
             };
         }
         phase.1 -= 1;
@@ -461,7 +463,7 @@ fn back_to_back_minimum_frames_fill_the_frame_queue() {
     // Single-beat frames, one per cycle, some broken: up to DEPTH frames held,
     // three verdicts outstanding at a time, rejected frames skipped among them.
     let mut rng = ChaCha8Rng::seed_from_u64(3);
-    let frames: Vec<Vec<u8>> = (0..5000)
+    let frames: Vec<Vec<u8>> = (0..8000)
         .map(|_| loop {
             let mut f = random_frame(&mut rng).encode().unwrap();
             if f.len() <= BEAT_BYTES {
@@ -473,10 +475,11 @@ fn back_to_back_minimum_frames_fill_the_frame_queue() {
         })
         .collect();
     let mut bench = Bench::new("rx_fifo_minimum", frames);
+    let depth = DEPTH as u32;
     let mut phase = (true, 0u32);
     bench.run(&mut rng, 0.0, move |rng| {
         if phase.1 == 0 {
-            phase = (!phase.0, rng.gen_range(1..150));
+            phase = (!phase.0, rng.gen_range(1..2 * depth));
         }
         phase.1 -= 1;
         phase.0
@@ -567,7 +570,7 @@ fn rx_fifo_rusthdl_and_verilator_agree_cycle_by_cycle() {
     rtl.reset.next = false;
     sim.set_reset(false);
     let (mut beats, mut overflows) = (0, 0);
-    for cycle in 0..1500 {
+    for cycle in 0..8 * DEPTH {
         // Random beats and verdicts (three cycles after a last beat, as the
         // parser gives them, or at random), random readiness in phases long
         // enough to fill the FIFO.
@@ -582,10 +585,10 @@ fn rx_fifo_rusthdl_and_verilator_agree_cycle_by_cycle() {
             rng.gen_range(1..14)
         };
         let (len, meta): (u16, u64) = (rng.gen(), rng.gen());
-        let ready = if (cycle / 200) % 2 == 1 {
+        let ready = if (cycle / (2 * DEPTH)) % 2 == 1 {
             rng.gen_bool(0.9)
         } else {
-            rng.gen_bool(0.1)
+            rng.gen_bool(0.05)
         };
         rtl.s_axis_tdata.next = to_bits512(&data);
         rtl.s_axis_tkeep.next = keep.to_bits();

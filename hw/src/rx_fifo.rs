@@ -52,12 +52,16 @@
 //! its write; the beats of a frame are written at least 3 edges before its
 //! entry, so `beats` never races either. No bypass is needed.
 //!
-//! Sizes: `DEPTH` = 64 beats (4 KiB: two 1514-byte frames of 24 beats, or 64
-//! minimum frames; a frame longer than `DEPTH` beats never fits). A `beats` entry is 577 bits; as block RAM in 512 x 72
-//! mode that is 9 RAMB36 whatever the depth up to 512, so a deeper FIFO costs
-//! only pointer bits (`ADDR_BITS`). Dropping the stored `tlast` (derivable
-//! from the frame length) would make it 576 bits, 8 RAMB36. `frames` has
-//! `DEPTH` entries, since each stored frame holds at least one beat.
+//! Sizes: `DEPTH` = 512 beats (32 KiB: 21 frames of 1514 bytes, 24 beats
+//! each, or 512 minimum frames; a frame longer than `DEPTH` beats never
+//! fits). `frames` has `DEPTH` entries too, since each stored frame holds at
+//! least one beat. Why 512 and not 64 (4 KiB): a block RAM is 512 deep in its
+//! widest mode, so any depth up to 512 costs the same RAMs; yosys 0.23
+//! (`synth_xilinx -family xcup`) maps the 512-deep FIFO to 20 RAMB18E2
+//! (577 + 88 bits wide, 36 bits each) with 143 FFs and ~140 LUTs, while at 64
+//! deep it picks LUT RAM: 96 RAM64M8 and 778 FFs (the read registers). Changing
+//! `ADDR_BITS` is the only edit a different depth needs. Dropping the stored
+//! `tlast` (derivable from the frame length) would save one RAMB18.
 //!
 //! Invariants: `wr - rd <= DEPTH`; `frame_start` is `wr` at the first beat of
 //! the frame being written; `pend` never holds more than `PEND_DEPTH` frames:
@@ -72,8 +76,8 @@
 use rust_hdl::prelude::*;
 
 /// Address bits of the beat RAM.
-pub const ADDR_BITS: usize = 6;
-/// Beats the FIFO holds: 64 beats of 64 bytes, 4 KiB.
+pub const ADDR_BITS: usize = 9;
+/// Beats the FIFO holds: 512 beats of 64 bytes, 32 KiB.
 pub const DEPTH: usize = 1 << ADDR_BITS;
 /// Pointer bits: the address and a wrap bit, so full and empty differ.
 pub const PTR_BITS: usize = ADDR_BITS + 1;
@@ -83,15 +87,16 @@ pub const META_BITS: usize = 64;
 pub const PEND_DEPTH: usize = 4;
 /// Bits of a `beats` entry: tdata, tkeep from bit 512, tlast at bit 576.
 pub const BEAT_ENTRY_BITS: usize = 512 + 64 + 1;
-/// Bits of a `frames` entry: end pointer (bits 6:0), accept (bit 7), frame
-/// length (bits 23:8), metadata (from bit 24).
+/// Bits of a `frames` entry: end pointer (from bit 0), accept (bit
+/// `PTR_BITS`), frame length (16 bits from `PTR_BITS + 1`), metadata (from
+/// `PTR_BITS + 17`).
 pub const FRAME_ENTRY_BITS: usize = PTR_BITS + 1 + 16 + META_BITS;
-/// Bits of a `pend` entry: end pointer (bits 6:0), overflowed (bit 7).
+/// Bits of a `pend` entry: end pointer (from bit 0), overflowed (bit `PTR_BITS`).
 pub const PEND_ENTRY_BITS: usize = PTR_BITS + 1;
 
 const _: () = assert!(
-    PTR_BITS == 7 && PEND_DEPTH == 4,
-    "the logic below has these widths as literals"
+    PEND_DEPTH == 4,
+    "`pend_wr`/`pend_rd` are 2 bits and a wrap bit"
 );
 
 #[derive(LogicBlock)]
@@ -188,6 +193,13 @@ pub struct RxFifo {
 
     /// `DEPTH`, at pointer width.
     depth: Constant<Bits<PTR_BITS>>,
+    /// A `pend` entry for a frame that overflowed (no end in `beats`).
+    pend_overflowed: Constant<Bits<PEND_ENTRY_BITS>>,
+    /// Bit positions in a `frames` entry (the overflowed bit of a `pend`
+    /// entry is at `at_accept` too).
+    at_accept: Constant<Bits<16>>,
+    at_frame_len: Constant<Bits<16>>,
+    at_meta: Constant<Bits<16>>,
 }
 
 impl Default for RxFifo {
@@ -237,6 +249,10 @@ impl Default for RxFifo {
             rd_next: Default::default(),
             f_rd_next: Default::default(),
             depth: Constant::new((DEPTH as u64).to_bits()),
+            pend_overflowed: Constant::new((1u64 << PTR_BITS).to_bits()),
+            at_accept: Constant::new((PTR_BITS as u64).to_bits()),
+            at_frame_len: Constant::new((PTR_BITS as u64 + 1).to_bits()),
+            at_meta: Constant::new((PTR_BITS as u64 + 17).to_bits()),
         }
     }
 }
@@ -279,7 +295,7 @@ impl Logic for RxFifo {
         self.beats.write_enable.next = false;
         self.pend_push.next = false;
         // An overflowed frame's entry: no end in `beats`.
-        self.pend_entry.next = 0x80.into();
+        self.pend_entry.next = self.pend_overflowed.val();
         if self.s_axis_tvalid.val() {
             if self.dropping.q.val() {
                 if self.s_axis_tlast.val() {
@@ -325,13 +341,16 @@ impl Logic for RxFifo {
         self.frames.write_address.next = self.f_wr.q.val().get_bits::<ADDR_BITS>(0);
         self.frames.write_data.next =
             bit_cast::<FRAME_ENTRY_BITS, PTR_BITS>(self.pend_head.val().get_bits::<PTR_BITS>(0))
-                | (bit_cast::<FRAME_ENTRY_BITS, 1>((self.s_verdict_reason.val() == 0).into()) << 7)
-                | (bit_cast::<FRAME_ENTRY_BITS, 16>(self.s_verdict_frame_len.val()) << 8)
-                | (bit_cast::<FRAME_ENTRY_BITS, META_BITS>(self.s_verdict_meta.val()) << 24);
+                | (bit_cast::<FRAME_ENTRY_BITS, 1>((self.s_verdict_reason.val() == 0).into())
+                    << self.at_accept.val())
+                | (bit_cast::<FRAME_ENTRY_BITS, 16>(self.s_verdict_frame_len.val())
+                    << self.at_frame_len.val())
+                | (bit_cast::<FRAME_ENTRY_BITS, META_BITS>(self.s_verdict_meta.val())
+                    << self.at_meta.val());
         self.frames.write_enable.next = false;
         if self.pend_pop.val() {
             self.pend_rd.d.next = self.pend_rd.q.val() + 1;
-            if !self.pend_head.val().get_bit(7) {
+            if !self.pend_head.val().get_bit(self.at_accept.val().index()) {
                 self.frames.write_enable.next = true;
                 self.f_wr.d.next = self.f_wr.q.val() + 1;
             }
@@ -340,14 +359,32 @@ impl Logic for RxFifo {
 
         // ---- read side: the oldest frame with its verdict ----
         self.head_valid.next = self.f_rd.q.val() != self.f_wr_d.q.val();
-        self.m_axis_tvalid.next = self.head_valid.val() & self.frames.read_data.val().get_bit(7);
-        self.skip.next = self.head_valid.val() & !self.frames.read_data.val().get_bit(7);
+        self.m_axis_tvalid.next = self.head_valid.val()
+            & self
+                .frames
+                .read_data
+                .val()
+                .get_bit(self.at_accept.val().index());
+        self.skip.next = self.head_valid.val()
+            & !self
+                .frames
+                .read_data
+                .val()
+                .get_bit(self.at_accept.val().index());
         self.take.next = self.m_axis_tvalid.val() & self.m_axis_tready.val();
         self.m_axis_tdata.next = self.beats.read_data.val().get_bits::<512>(0);
         self.m_axis_tkeep.next = self.beats.read_data.val().get_bits::<64>(512);
         self.m_axis_tlast.next = self.beats.read_data.val().get_bit(576);
-        self.m_axis_frame_len.next = self.frames.read_data.val().get_bits::<16>(8);
-        self.m_axis_meta.next = self.frames.read_data.val().get_bits::<META_BITS>(24);
+        self.m_axis_frame_len.next = self
+            .frames
+            .read_data
+            .val()
+            .get_bits::<16>(self.at_frame_len.val().index());
+        self.m_axis_meta.next = self
+            .frames
+            .read_data
+            .val()
+            .get_bits::<META_BITS>(self.at_meta.val().index());
         self.rd_next.next = self.rd.q.val();
         self.f_rd_next.next = self.f_rd.q.val();
         if self.take.val() {
