@@ -7,14 +7,15 @@
 //! Beats from the MAC are written into a block RAM (`beats`, `DEPTH` entries
 //! of {tdata, tkeep, tlast}) as they arrive: the MAC cannot wait, so the
 //! write side never stalls. Every frame's verdict arrives later on
-//! `s_verdict_*`, in frame order (the parser's `m_meta_valid` comes 3 clock
-//! edges after the edge that takes the frame's last beat). Three queues keep
-//! frames and verdicts matched:
+//! `s_verdict_*`, in frame order (the parser's `m_meta_valid` is up after the
+//! second edge following the one that takes the frame's last beat, so the FIFO
+//! takes the verdict at the third). Three queues keep frames and verdicts
+//! matched:
 //!
 //! - `pend` (`PEND_DEPTH` registers): one entry per frame whose last beat is
 //!   in and whose verdict is not, pushed at its last beat: where it ends in
 //!   `beats`, or that it overflowed and is not stored. A verdict pops it.
-//! - `frames` (a small RAM, one entry per stored frame with its verdict): the
+//! - `frames` (a RAM, one entry per stored frame with its verdict): the
 //!   frame's end in `beats`, accept or drop, and the metadata that goes out
 //!   with it (`s_verdict_frame_len`, `s_verdict_meta`). A verdict for an
 //!   overflowed frame is discarded; every other verdict pushes here.
@@ -58,7 +59,7 @@
 //! least one beat. Why 512 and not 64 (4 KiB): a block RAM is 512 deep in its
 //! widest mode, so any depth up to 512 costs the same RAMs; yosys 0.23
 //! (`synth_xilinx -family xcup`) maps the 512-deep FIFO to 20 RAMB18E2
-//! (577 + 88 bits wide, 36 bits each) with 143 FFs and ~140 LUTs, while at 64
+//! (577 + 91 bits wide, 36 bits each) with 143 FFs and ~140 LUTs, while at 64
 //! deep it picks LUT RAM: 96 RAM64M8 and 778 FFs (the read registers). Changing
 //! `ADDR_BITS` is the only edit a different depth needs. Dropping the stored
 //! `tlast` (derivable from the frame length) would save one RAMB18.
@@ -71,7 +72,7 @@
 //!
 //! Timing: tdata/tkeep/tlast come straight from the RAM's output register;
 //! `m_axis_tvalid` from registers through a compare; `m_axis_tready` reaches
-//! the RAM read address through a 7-bit increment and a mux.
+//! the RAM read address through a pointer increment and a mux.
 
 use rust_hdl::prelude::*;
 
