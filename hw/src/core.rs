@@ -2,10 +2,12 @@
 //! shell and the 100G MAC on the card, and what hw-sim drives in simulation.
 //!
 //! Today it holds the CSR decoder and register blocks, the TX path (TX engine,
-//! header builder, framer, completion writer: messages up to unsched_bytes
-//! leave as DATA packets) and the start of the RX path (every received frame
-//! is parsed and counted by verdict). Top-level ports stay scalar (Verilator
-//! mangles the `$` in RustHDL's names of nested signals).
+//! header builder, framer: messages up to unsched_bytes leave as DATA
+//! packets), the RX path (parser and counters, store-and-forward FIFO, RX
+//! engine with the RPC table and the bpage pool: DATA lands in the endpoint's
+//! buffers), and the completion writer both paths share. Grants, SRPT and
+//! retransmission come next. Top-level ports stay scalar (Verilator mangles
+//! the `$` in RustHDL's names of nested signals).
 //!
 //! CSR protocol: the host raises `csr_rd_en` or `csr_wr_en` for one cycle with
 //! `csr_addr` (a byte address, word aligned). A write takes effect at that
@@ -21,12 +23,17 @@
 
 use rust_hdl::prelude::*;
 
+use crate::bpage_pool::BpagePool;
 use crate::cpl_writer::CplWriter;
+use crate::dma_write_slice::DmaWriteSlice;
 use crate::endpoint_block::EndpointBlock;
 use crate::id_block::IdBlock;
 use crate::interface_block::InterfaceBlock;
 use crate::regmap::{self, endpoint, CSR_ADDR_BITS};
+use crate::rpc_table::RpcTable;
 use crate::rx_counters::RxCounters;
+use crate::rx_engine::RxEngine;
+use crate::rx_fifo::RxFifo;
 use crate::rx_parser::RxParser;
 use crate::scratch_block::ScratchBlock;
 use crate::tx_engine::TxEngine;
@@ -90,6 +97,16 @@ pub struct HomaCore {
     scratch: ScratchBlock,
     rx_parser: RxParser,
     rx_counters: RxCounters,
+    rx_fifo: RxFifo,
+    rx_engine: RxEngine,
+    rpc_table: RpcTable,
+    bpage_pool: BpagePool,
+    /// Registers the RX engine's DMA writes (and so the ready it sees).
+    rx_wr_slice: DmaWriteSlice,
+    /// The RX engine is in the middle of a DMA write transaction: the write
+    /// port stays its own until the transaction's last beat.
+    rx_wr_busy: DFF<bool>,
+    rx_wr_grant: Signal<Local, bool>,
     /// Not `interface`: a SystemVerilog keyword.
     netif: InterfaceBlock,
     endpoints: [EndpointBlock; ENDPOINTS],
@@ -153,6 +170,13 @@ impl HomaCore {
             scratch: Default::default(),
             rx_parser: Default::default(),
             rx_counters: Default::default(),
+            rx_fifo: Default::default(),
+            rx_engine: Default::default(),
+            rpc_table: Default::default(),
+            bpage_pool: Default::default(),
+            rx_wr_slice: Default::default(),
+            rx_wr_busy: Default::default(),
+            rx_wr_grant: Default::default(),
             netif: Default::default(),
             endpoints: std::array::from_fn(EndpointBlock::new),
             tx_engine: Default::default(),
@@ -175,7 +199,7 @@ impl HomaCore {
 impl Logic for HomaCore {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, rd_data, rd_valid);
+        dff_setup!(self, clock, rd_data, rd_valid, rx_wr_busy);
 
         // ---- CSR decode: the page (address bits 23:8) selects the block ----
         self.csr_page.next = self.csr_addr.val().get_bits::<16>(8);
@@ -210,7 +234,8 @@ impl Logic for HomaCore {
             | self.endpoints[2].rd_data.val()
             | self.endpoints[3].rd_data.val();
 
-        // ---- RX: parse every frame, count it by verdict ----
+        // ---- RX: parse every frame and count it by verdict; keep the
+        // accepted ones in the FIFO until the RX engine delivers them ----
         self.rx_parser.clock.next = self.clock.val();
         self.rx_parser.reset.next = self.reset.val();
         self.rx_parser.s_axis_tdata.next = self.s_axis_rx_tdata.val();
@@ -218,12 +243,70 @@ impl Logic for HomaCore {
         self.rx_parser.s_axis_tvalid.next = self.s_axis_rx_tvalid.val();
         self.rx_parser.s_axis_tlast.next = self.s_axis_rx_tlast.val();
         self.s_axis_rx_tready.next = self.rx_parser.s_axis_tready.val();
+        self.rx_fifo.clock.next = self.clock.val();
+        self.rx_fifo.reset.next = self.reset.val();
+        self.rx_fifo.s_axis_tdata.next = self.s_axis_rx_tdata.val();
+        self.rx_fifo.s_axis_tkeep.next = self.s_axis_rx_tkeep.val();
+        self.rx_fifo.s_axis_tvalid.next = self.s_axis_rx_tvalid.val();
+        self.rx_fifo.s_axis_tlast.next = self.s_axis_rx_tlast.val();
+        self.rx_fifo.s_verdict_valid.next = self.rx_parser.m_meta_valid.val();
+        self.rx_fifo.s_verdict_reason.next = self.rx_parser.m_meta_reason.val();
+        self.rx_fifo.s_verdict_frame_len.next = self.rx_parser.m_meta_frame_len.val();
+        self.rx_fifo.s_verdict_meta.next = 0.into();
         self.rx_counters.clock.next = self.clock.val();
         self.rx_counters.reset.next = self.reset.val();
         self.rx_counters.verdict_valid.next = self.rx_parser.m_meta_valid.val();
         self.rx_counters.verdict.next = self.rx_parser.m_meta_reason.val();
         self.rx_counters.offset.next = self.csr_addr.val().get_bits::<8>(0);
         self.rx_counters.select.next = self.csr_page.val() == self.rx_counters_page.val();
+        self.rx_counters.path[0].next = self.rx_fifo.overflow_drops.val();
+        self.rx_counters.path[1].next = self.rx_engine.messages.val();
+        self.rx_counters.path[2].next = self.rx_engine.drop_control.val();
+        self.rx_counters.path[3].next = self.rx_engine.drop_no_endpoint.val();
+        self.rx_counters.path[4].next = self.rx_engine.drop_rpc_full.val();
+        self.rx_counters.path[5].next = self.rx_engine.drop_no_bpage.val();
+        self.rx_counters.path[6].next = self.rx_engine.drop_too_big.val();
+
+        self.rx_engine.clock.next = self.clock.val();
+        self.rx_engine.reset.next = self.reset.val();
+        self.rx_engine.s_axis_tdata.next = self.rx_fifo.m_axis_tdata.val();
+        self.rx_engine.s_axis_tkeep.next = self.rx_fifo.m_axis_tkeep.val();
+        self.rx_engine.s_axis_tvalid.next = self.rx_fifo.m_axis_tvalid.val();
+        self.rx_engine.s_axis_tlast.next = self.rx_fifo.m_axis_tlast.val();
+        self.rx_fifo.m_axis_tready.next = self.rx_engine.s_axis_tready.val();
+        self.rpc_table.clock.next = self.clock.val();
+        self.rpc_table.reset.next = self.reset.val();
+        self.rpc_table.s_req_valid.next = self.rx_engine.m_rpc_valid.val();
+        self.rx_engine.m_rpc_ready.next = self.rpc_table.s_req_ready.val();
+        self.rpc_table.s_req_op.next = self.rx_engine.m_rpc_op.val();
+        self.rpc_table.s_req_key.next = self.rx_engine.m_rpc_key.val();
+        self.rx_engine.s_rpc_valid.next = self.rpc_table.m_rsp_valid.val();
+        self.rx_engine.s_rpc_hit.next = self.rpc_table.m_rsp_hit.val();
+        self.rx_engine.s_rpc_inserted.next = self.rpc_table.m_rsp_inserted.val();
+        self.rx_engine.s_rpc_full.next = self.rpc_table.m_rsp_full.val();
+        self.rx_engine.s_rpc_slot.next = self.rpc_table.m_rsp_slot.val();
+        self.bpage_pool.clock.next = self.clock.val();
+        self.bpage_pool.reset.next = self.reset.val();
+        self.bpage_pool.sel_endpoint.next = self.rx_engine.sel_endpoint.val();
+        self.bpage_pool.pop.next = self.rx_engine.bpage_pop.val();
+        self.rx_engine.bpage_valid.next = self.bpage_pool.head_valid.val();
+        self.rx_engine.bpage_index.next = self.bpage_pool.head_index.val();
+        // One CSR write per cycle: at most one endpoint pushes a bpage.
+        self.bpage_pool.push_valid.next = false;
+        self.bpage_pool.push_endpoint.next = 0.into();
+        self.bpage_pool.push_index.next = self.csr_wr_data.val().get_bits::<16>(0);
+        self.rx_engine.sel_rx_area.next = 0.into();
+        for e in 0..ENDPOINTS {
+            self.rx_engine.ep_port[e].next = self.endpoints[e].port.val();
+            self.endpoints[e].bpages_free.next = self.bpage_pool.free[e].val();
+            if self.endpoints[e].bpage_push.val() {
+                self.bpage_pool.push_valid.next = true;
+                self.bpage_pool.push_endpoint.next = e.to_bits();
+            }
+            if self.rx_engine.sel_endpoint.val().index() == e {
+                self.rx_engine.sel_rx_area.next = self.endpoints[e].rx_area.val();
+            }
+        }
 
         // ---- TX: engine -> header builder -> framer -> MAC ----
         self.tx_engine.clock.next = self.clock.val();
@@ -306,19 +389,53 @@ impl Logic for HomaCore {
             & self.m_axis_tx_tready.val()
             & self.tx_framer.m_axis_tx_tlast.val();
 
-        // ---- completions ----
+        // ---- completions: the RX engine first (an application waits on
+        // it), the TX engine when RX has none ----
         self.cpl_writer.clock.next = self.clock.val();
         self.cpl_writer.reset.next = self.reset.val();
-        self.cpl_writer.s_cpl_valid.next = self.tx_engine.m_cpl_valid.val();
-        self.tx_engine.m_cpl_ready.next = self.cpl_writer.s_cpl_ready.val();
+        self.cpl_writer.s_cpl_valid.next =
+            self.rx_engine.m_cpl_valid.val() | self.tx_engine.m_cpl_valid.val();
         self.cpl_writer.s_cpl_endpoint.next = self.tx_engine.m_cpl_endpoint.val();
         self.cpl_writer.s_cpl_record.next = self.tx_engine.m_cpl_record.val();
+        if self.rx_engine.m_cpl_valid.val() {
+            self.cpl_writer.s_cpl_endpoint.next = self.rx_engine.m_cpl_endpoint.val();
+            self.cpl_writer.s_cpl_record.next = self.rx_engine.m_cpl_record.val();
+        }
+        self.rx_engine.m_cpl_ready.next = self.cpl_writer.s_cpl_ready.val();
+        self.tx_engine.m_cpl_ready.next =
+            self.cpl_writer.s_cpl_ready.val() & !self.rx_engine.m_cpl_valid.val();
+
+        // ---- DMA writes: RX payload (through its register slice), whole
+        // transactions, else completions ----
+        self.rx_wr_slice.clock.next = self.clock.val();
+        self.rx_wr_slice.reset.next = self.reset.val();
+        self.rx_wr_slice.s_valid.next = self.rx_engine.m_dma_wr_valid.val();
+        self.rx_engine.m_dma_wr_ready.next = self.rx_wr_slice.s_ready.val();
+        self.rx_wr_slice.s_addr.next = self.rx_engine.m_dma_wr_addr.val();
+        self.rx_wr_slice.s_data.next = self.rx_engine.m_dma_wr_data.val();
+        self.rx_wr_slice.s_strb.next = self.rx_engine.m_dma_wr_strb.val();
+        self.rx_wr_slice.s_last.next = self.rx_engine.m_dma_wr_last.val();
+        self.rx_wr_grant.next = self.rx_wr_slice.m_valid.val() | self.rx_wr_busy.q.val();
         self.m_dma_wr_valid.next = self.cpl_writer.m_dma_wr_valid.val();
-        self.cpl_writer.m_dma_wr_ready.next = self.m_dma_wr_ready.val();
         self.m_dma_wr_addr.next = self.cpl_writer.m_dma_wr_addr.val();
         self.m_dma_wr_data.next = self.cpl_writer.m_dma_wr_data.val();
         self.m_dma_wr_strb.next = self.cpl_writer.m_dma_wr_strb.val();
         self.m_dma_wr_last.next = self.cpl_writer.m_dma_wr_last.val();
+        if self.rx_wr_grant.val() {
+            self.m_dma_wr_valid.next = self.rx_wr_slice.m_valid.val();
+            self.m_dma_wr_addr.next = self.rx_wr_slice.m_addr.val();
+            self.m_dma_wr_data.next = self.rx_wr_slice.m_data.val();
+            self.m_dma_wr_strb.next = self.rx_wr_slice.m_strb.val();
+            self.m_dma_wr_last.next = self.rx_wr_slice.m_last.val();
+        }
+        self.rx_wr_slice.m_ready.next = self.rx_wr_grant.val() & self.m_dma_wr_ready.val();
+        self.cpl_writer.m_dma_wr_ready.next = !self.rx_wr_grant.val() & self.m_dma_wr_ready.val();
+        if self.rx_wr_slice.m_valid.val() & self.m_dma_wr_ready.val() {
+            self.rx_wr_busy.d.next = !self.rx_wr_slice.m_last.val();
+        }
+        if self.reset.val() {
+            self.rx_wr_busy.d.next = false;
+        }
 
         // ---- CSR read data: one cycle after the request ----
         self.rd_data.d.next = self.id.rd_data.val()

@@ -49,11 +49,18 @@ pub struct EndpointBlock {
     pub tx_consumer: Signal<In, Bits<32>>,
     /// From the completion writer: completions written.
     pub cpl_producer: Signal<In, Bits<32>>,
+    /// One cycle per write to RX_BPAGE_PUSH, with the page index written.
+    pub bpage_push: Signal<Out, bool>,
+    pub bpage_push_index: Signal<Out, Bits<16>>,
+    /// From the bpage pool: pages held for this endpoint.
+    pub bpages_free: Signal<In, Bits<8>>,
     header: RegisterBlockHeader,
     regs: [DFF<Bits<32>>; RW],
     first: Constant<Bits<8>>,
     offset_tx_consumer: Constant<Bits<8>>,
     offset_cpl_producer: Constant<Bits<8>>,
+    offset_bpage_push: Constant<Bits<8>>,
+    offset_bpages_free: Constant<Bits<8>>,
 }
 
 impl EndpointBlock {
@@ -85,6 +92,9 @@ impl EndpointBlock {
             rx_area: Default::default(),
             tx_consumer: Default::default(),
             cpl_producer: Default::default(),
+            bpage_push: Default::default(),
+            bpage_push_index: Default::default(),
+            bpages_free: Default::default(),
             header: RegisterBlockHeader::new(
                 block_type::ENDPOINT,
                 endpoint::VERSION,
@@ -94,6 +104,8 @@ impl EndpointBlock {
             first: c(header::FIRST_REGISTER),
             offset_tx_consumer: c(endpoint::TX_CONSUMER),
             offset_cpl_producer: c(endpoint::CPL_PRODUCER),
+            offset_bpage_push: c(endpoint::RX_BPAGE_PUSH),
+            offset_bpages_free: c(endpoint::RX_BPAGES_FREE),
         }
     }
 }
@@ -127,7 +139,14 @@ impl Logic for EndpointBlock {
             if self.offset.val() == self.offset_cpl_producer.val() {
                 self.rd_data.next = self.cpl_producer.val();
             }
+            if self.offset.val() == self.offset_bpages_free.val() {
+                self.rd_data.next = bit_cast::<32, 8>(self.bpages_free.val());
+            }
         }
+        self.bpage_push.next = self.select.val()
+            & self.wr_en.val()
+            & (self.offset.val() == self.offset_bpage_push.val());
+        self.bpage_push_index.next = self.wr_data.val().get_bits::<16>(0);
         // Named views, in RW_REGISTERS order.
         self.port.next = self.regs[0].q.val().get_bits::<16>(0);
         self.tx_ring.next = (bit_cast::<64, 32>(self.regs[2].q.val()) << 32)

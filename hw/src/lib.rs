@@ -9,10 +9,12 @@
 //! offsets; nothing of ours depends on it at run time except through the
 //! generated Verilog.
 
+pub mod bpage_pool;
 pub mod byte_swap;
 pub mod core;
 pub mod cpl_writer;
 pub mod csr;
+pub mod dma_write_slice;
 pub mod endpoint_block;
 pub mod header_fields;
 pub mod host_abi;
@@ -21,6 +23,7 @@ pub mod interface_block;
 pub mod regmap;
 pub mod rpc_table;
 pub mod rx_counters;
+pub mod rx_engine;
 pub mod rx_fifo;
 pub mod rx_parser;
 pub mod scratch_block;

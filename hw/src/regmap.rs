@@ -72,10 +72,35 @@ pub mod scratch {
 /// Frames received, one counter per RX parser verdict (`homa_hw::rx_parser::RxVerdict`).
 pub mod rx_counters {
     pub const BASE: u32 = 0x0200;
-    pub const VERSION: u32 = 0x0001_0000;
+    /// 1.1: the RX path counters after the verdict counters.
+    pub const VERSION: u32 = 0x0001_0001;
     /// Counter of verdict v (0 = accepted, else the drop reason) is at
     /// `FIRST_COUNTER + 4 v`; 32 bits, wrapping.
     pub const FIRST_COUNTER: u32 = 0x0c;
+    /// Accepted frames the RX FIFO had no room for.
+    pub const FIFO_OVERFLOWS: u32 = 0x44;
+    /// Messages delivered into an endpoint's buffers and completed.
+    pub const MESSAGES_DELIVERED: u32 = 0x48;
+    /// Accepted packets the RX engine does not handle yet (control packets).
+    pub const DROP_CONTROL: u32 = 0x4c;
+    /// DATA for a port no endpoint serves.
+    pub const DROP_NO_ENDPOINT: u32 = 0x50;
+    /// DATA of a new RPC whose RPC table set was full.
+    pub const DROP_RPC_FULL: u32 = 0x54;
+    /// DATA of a new RPC whose endpoint had no bpage.
+    pub const DROP_NO_BPAGE: u32 = 0x58;
+    /// DATA of a message larger than a bpage.
+    pub const DROP_TOO_BIG: u32 = 0x5c;
+    /// The RX path counters in address order, 4 bytes apart.
+    pub const PATH_COUNTERS: [u32; 7] = [
+        FIFO_OVERFLOWS,
+        MESSAGES_DELIVERED,
+        DROP_CONTROL,
+        DROP_NO_ENDPOINT,
+        DROP_RPC_FULL,
+        DROP_NO_BPAGE,
+        DROP_TOO_BIG,
+    ];
 }
 
 /// The card's own addresses on the network.
@@ -124,6 +149,11 @@ pub mod endpoint {
     pub const TX_CONSUMER: u32 = 0x38;
     /// Index after the last completion the card has written. RO.
     pub const CPL_PRODUCER: u32 = 0x3c;
+    /// Write: hand the card bpage `value` (a 64 KiB page of the RX area, by
+    /// index) for incoming messages. Reads as 0.
+    pub const RX_BPAGE_PUSH: u32 = 0x40;
+    /// Bpages the card holds for this endpoint. RO.
+    pub const RX_BPAGES_FREE: u32 = 0x44;
 
     /// Base of endpoint `e`'s block.
     pub const fn base(e: usize) -> u32 {

@@ -10,6 +10,8 @@ use crate::rx_parser::RxVerdict;
 
 /// Number of counters: one per verdict.
 pub const COUNTERS: usize = RxVerdict::ALL.len();
+/// Number of RX path counters that follow them.
+pub const PATH_COUNTERS: usize = rx_counters::PATH_COUNTERS.len();
 
 #[derive(LogicBlock)]
 pub struct RxCounters {
@@ -25,14 +27,28 @@ pub struct RxCounters {
     pub select: Signal<In, bool>,
     /// The addressed register, or 0 when not selected.
     pub rd_data: Signal<Out, Bits<32>>,
+    /// The RX path's own counters, in `rx_counters::PATH_COUNTERS` order.
+    pub path: [Signal<In, Bits<32>>; PATH_COUNTERS],
     header: RegisterBlockHeader,
     count: [DFF<Bits<32>>; COUNTERS],
     /// Offset of counter i's register is `first + 4 i`.
     first: Constant<Bits<8>>,
+    first_path: Constant<Bits<8>>,
 }
 
 impl Default for RxCounters {
     fn default() -> Self {
+        assert_eq!(
+            rx_counters::FIRST_COUNTER + 4 * COUNTERS as u32,
+            rx_counters::PATH_COUNTERS[0]
+        );
+        for (i, &r) in rx_counters::PATH_COUNTERS.iter().enumerate() {
+            assert_eq!(
+                r,
+                rx_counters::PATH_COUNTERS[0] + 4 * i as u32,
+                "path counters are consecutive"
+            );
+        }
         Self {
             clock: Default::default(),
             reset: Default::default(),
@@ -41,6 +57,7 @@ impl Default for RxCounters {
             offset: Default::default(),
             select: Default::default(),
             rd_data: Default::default(),
+            path: Default::default(),
             header: RegisterBlockHeader::new(
                 block_type::RX_COUNTERS,
                 rx_counters::VERSION,
@@ -48,6 +65,7 @@ impl Default for RxCounters {
             ),
             count: Default::default(),
             first: Constant::new((rx_counters::FIRST_COUNTER as u64).to_bits()),
+            first_path: Constant::new((rx_counters::PATH_COUNTERS[0] as u64).to_bits()),
         }
     }
 }
@@ -69,6 +87,13 @@ impl Logic for RxCounters {
             }
             if self.select.val() & (self.offset.val().index() == self.first.val().index() + 4 * i) {
                 self.rd_data.next = self.count[i].q.val();
+            }
+        }
+        for i in 0..PATH_COUNTERS {
+            if self.select.val()
+                & (self.offset.val().index() == self.first_path.val().index() + 4 * i)
+            {
+                self.rd_data.next = self.path[i].val();
             }
         }
     }

@@ -205,3 +205,5 @@ pub fn expected_verdict(bytes: &[u8]) -> RxVerdict {
         Err(e) => RxVerdict::of_decode_error(&e),
     }
 }
+
+pub mod host;
