@@ -1,8 +1,9 @@
 //! Message-size distributions W1-W5 of the Homa SIGCOMM 2018 paper (as
 //! HomaModule's `util/dist.cc` tabulates them), and Poisson arrivals.
 //!
-//! The tables are compiled in from `shared/data/workloads/*.csv`, so the
-//! binary needs no data files; `Workload::from_csv` reads another table with
+//! The tables are compiled in from `testbench/workloads/*.csv` (copies of the
+//! project's shared/data/workloads, kept in the repository so a clone builds
+//! on its own), so the binary needs no data files; `Workload::from_csv` reads another table with
 //! the same format: a `#` comment line, the header `length,weight`, then rows.
 //! A table is a discrete distribution over the listed lengths.
 
@@ -11,11 +12,11 @@ use serde::Serialize;
 
 /// W1..W5, compiled in (`name`, csv text).
 pub const BUILTIN: [(&str, &str); 5] = [
-    ("w1", include_str!("../../../shared/data/workloads/w1.csv")),
-    ("w2", include_str!("../../../shared/data/workloads/w2.csv")),
-    ("w3", include_str!("../../../shared/data/workloads/w3.csv")),
-    ("w4", include_str!("../../../shared/data/workloads/w4.csv")),
-    ("w5", include_str!("../../../shared/data/workloads/w5.csv")),
+    ("w1", include_str!("../workloads/w1.csv")),
+    ("w2", include_str!("../workloads/w2.csv")),
+    ("w3", include_str!("../workloads/w3.csv")),
+    ("w4", include_str!("../workloads/w4.csv")),
+    ("w5", include_str!("../workloads/w5.csv")),
 ];
 
 /// Environment variable naming a directory of workload tables that
