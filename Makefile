@@ -17,8 +17,8 @@ deps:
 	fi
 
 demo: deps
-	$(CARGO) run --release --quiet -- sample-capture --out out/sample.pcap
-	$(CARGO) run --release --quiet -- decode out/sample.pcap
+	$(CARGO) build --release --quiet
+	target/release/homa-nic sim --hosts 16 --workload w4 --load 0.8 --duration-us 5000 --plot out/slowdown-w4.svg
 
 test: deps
 	$(CARGO) test --workspace

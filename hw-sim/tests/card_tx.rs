@@ -3,62 +3,27 @@
 //! Every frame is decoded with the wire codec and every message reassembled
 //! and compared with the bytes the host wrote.
 
+mod support;
+
 use std::collections::BTreeMap;
 
 use homa_hw::host_abi::{self, completion, tx_desc, ENTRY_BYTES};
-use homa_hw::regmap::{endpoint, interface};
+use homa_hw::regmap::endpoint;
 use homa_hw::tx_engine::{MAX_MESSAGE_BYTES, MAX_SEGMENT_BYTES, UNSCHED_CUTOFFS};
 use homa_hw_sim::card::Card;
-use homa_hw_sim::pcie::PcieConfig;
 use homa_wire::{Body, Frame};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use support::host::{cpl_ring, tx_ring, TestHost, RING_LOG2, TX_BUFFERS};
 
 const LOCAL_MAC: [u8; 6] = [0x02, 0x00, 0x00, 0x00, 0x00, 0x01];
 const LOCAL_IP: u32 = 0x0a00_0001;
-const RING_LOG2: u32 = 4;
-const BUFFERS: u64 = 0x0100_0000;
-const BUFFER_BYTES: u64 = 0x0100_0000;
-
-fn tx_ring(e: usize) -> u64 {
-    0x0001_0000 + 0x1000 * e as u64
-}
-
-fn cpl_ring(e: usize) -> u64 {
-    0x0002_0000 + 0x1000 * e as u64
-}
+const BUFFERS: u64 = TX_BUFFERS;
 
 /// A card with its interface set and endpoints `0..n` open on ports 1000+e.
 fn card(name: &str, endpoints: usize) -> Card {
-    let mut card = Card::new(name, PcieConfig::default());
-    let m = card.memory_mut();
-    m.map(BUFFERS, BUFFER_BYTES, "buffers").unwrap();
-    for e in 0..endpoints {
-        m.map(tx_ring(e), (ENTRY_BYTES << RING_LOG2) as u64, "tx ring")
-            .unwrap();
-        m.map(
-            cpl_ring(e),
-            (ENTRY_BYTES << RING_LOG2) as u64,
-            "completion ring",
-        )
-        .unwrap();
-    }
-    let mac_lo = u32::from_le_bytes(LOCAL_MAC[..4].try_into().unwrap());
-    let mac_hi = u16::from_le_bytes(LOCAL_MAC[4..].try_into().unwrap()) as u32;
-    card.csr_write(interface::BASE + interface::MAC_LO, mac_lo);
-    card.csr_write(interface::BASE + interface::MAC_HI, mac_hi);
-    card.csr_write(interface::BASE + interface::IPV4, LOCAL_IP);
-    for e in 0..endpoints {
-        let b = endpoint::base(e);
-        card.csr_write(b + endpoint::TX_RING_LO, tx_ring(e) as u32);
-        card.csr_write(b + endpoint::TX_RING_HI, (tx_ring(e) >> 32) as u32);
-        card.csr_write(b + endpoint::TX_RING_LOG2, RING_LOG2);
-        card.csr_write(b + endpoint::CPL_RING_LO, cpl_ring(e) as u32);
-        card.csr_write(b + endpoint::CPL_RING_HI, (cpl_ring(e) >> 32) as u32);
-        card.csr_write(b + endpoint::CPL_RING_LOG2, RING_LOG2);
-        card.csr_write(b + endpoint::PORT, 1000 + e as u32);
-    }
-    card
+    let ports: Vec<u16> = (0..endpoints).map(|e| 1000 + e as u16).collect();
+    TestHost::new(name, LOCAL_MAC, LOCAL_IP, &ports).card
 }
 
 /// What a test asked the card to send.
