@@ -65,6 +65,10 @@ pub struct Card {
     transmitted: Vec<TxFrame>,
     rx_beats: VecDeque<Beat>,
     stats: CardStats,
+    /// The MAC holds `tready` low on this many cycles in 1000 (drawn from
+    /// `tx_stall_state`, a deterministic LCG): back-pressure from the port.
+    tx_stall_per_mille: u32,
+    tx_stall_state: u64,
 }
 
 impl Card {
@@ -82,6 +86,8 @@ impl Card {
             transmitted: Vec::new(),
             rx_beats: VecDeque::new(),
             stats: CardStats::default(),
+            tx_stall_per_mille: 0,
+            tx_stall_state: 0,
         }
     }
 
@@ -103,6 +109,13 @@ impl Card {
 
     pub fn stats(&self) -> &CardStats {
         &self.stats
+    }
+
+    /// Makes the MAC hold off the core's TX stream on `per_mille` cycles in
+    /// 1000, chosen pseudo-randomly from `seed` (0: never, the default).
+    pub fn set_tx_backpressure(&mut self, per_mille: u32, seed: u64) {
+        self.tx_stall_per_mille = per_mille;
+        self.tx_stall_state = seed;
     }
 
     /// Queues a frame for the RX port; it enters after those queued before.
@@ -243,6 +256,16 @@ impl Card {
                 c.set_s_axis_rx_tvalid(true);
             }
             None => c.set_s_axis_rx_tvalid(false),
+        }
+
+        // TX port: ready unless the MAC stalls this cycle.
+        if self.tx_stall_per_mille > 0 {
+            self.tx_stall_state = self
+                .tx_stall_state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let draw = ((self.tx_stall_state >> 33) % 1000) as u32;
+            c.set_m_axis_tx_tready(draw >= self.tx_stall_per_mille);
         }
 
         // Settle, then count the handshakes of this edge.

@@ -158,7 +158,17 @@ fn check_frames(frames: &[homa_hw_sim::card::TxFrame], messages: &[Message]) {
 
 #[test]
 fn messages_of_every_size_leave_as_data_frames_and_complete() {
-    let mut card = card("card_tx_sizes", 1);
+    every_size(card("card_tx_sizes", 1));
+}
+
+#[test]
+fn messages_of_every_size_survive_a_mac_that_stalls() {
+    let mut card = card("card_tx_sizes_stalls", 1);
+    card.set_tx_backpressure(300, 7);
+    every_size(card);
+}
+
+fn every_size(mut card: Card) {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let sizes = [
         1usize,
