@@ -20,6 +20,13 @@
 //! IOMMU refused; writes {addr of lane 0, data, byte strobes, last}.
 //! Ethernet TX: `tuser` on a frame's last beat asks the MAC to spoil its FCS
 //! (the frame's payload could not be read).
+//!
+//! Rule for wiring blocks here: a handshake signal must not run
+//! combinationally from one child through this block into another child and
+//! back (RX engine ready -> RX FIFO read address was one). RustHDL emits each
+//! block as one `always @(*)`, and Verilator 5.006 does not always settle such
+//! a path within one evaluation; put a register slice in it
+//! (`dma_write_slice`), as FPGA timing wants anyway.
 
 use rust_hdl::prelude::*;
 
