@@ -68,6 +68,13 @@ pub trait Backend: Send + Sync {
     /// clock; a real card runs by itself, so the VFIO backend only hints the
     /// CPU that it is spinning.
     fn advance(&self, cycles: u64);
+
+    /// Core clock cycles the card has run, when the backend counts them (a
+    /// simulated card; its cards on one network share the count). `None` for
+    /// a real card. Lets tools report latencies in exact cycles.
+    fn cycle(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Checks that a CSR access at `offset` lies in a `window_bytes` register
@@ -113,6 +120,9 @@ impl<B: Backend + ?Sized> Backend for std::sync::Arc<B> {
     fn advance(&self, cycles: u64) {
         (**self).advance(cycles)
     }
+    fn cycle(&self) -> Option<u64> {
+        (**self).cycle()
+    }
 }
 
 impl<B: Backend + ?Sized> Backend for Box<B> {
@@ -139,6 +149,9 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     }
     fn advance(&self, cycles: u64) {
         (**self).advance(cycles)
+    }
+    fn cycle(&self) -> Option<u64> {
+        (**self).cycle()
     }
 }
 

@@ -12,7 +12,8 @@
 //! trait), `dma.rs` (DMA buffers and the IOVA space), `regs.rs` (typed
 //! register blocks), `discovery.rs` (walking the block list, version checks),
 //! `device.rs` (an opened card), `ring.rs` (descriptor and completion
-//! rings, doorbells), `queues.rs` (an endpoint's rings bound to its block), `sim.rs` and `vfio.rs` (the two backends),
+//! rings, doorbells), `queues.rs` (an endpoint's rings bound to its block), `rx_area.rs` (its
+//! receive bpages), `entries.rs` (descriptors and completions as types), `sim.rs` and `vfio.rs` (the two backends),
 //! `memory.rs` (hugepage memory for VFIO DMA), `pci.rs` (PCI addresses and
 //! the command register), `error.rs`.
 //!
@@ -28,12 +29,14 @@ pub mod backend;
 pub mod device;
 pub mod discovery;
 pub mod dma;
+pub mod entries;
 pub mod error;
 pub mod memory;
 pub mod pci;
 pub mod queues;
 pub mod regs;
 pub mod ring;
+pub mod rx_area;
 pub mod sim;
 pub mod vfio;
 
@@ -41,6 +44,7 @@ pub use backend::Backend;
 pub use device::{Device, IdInfo};
 pub use discovery::{BlockList, DiscoveryError, RegisterBlock};
 pub use dma::{DmaBuffer, DmaError};
+pub use entries::{Completion, CompletionKind, CompletionStatus, TxDescriptor, TxOpcode};
 pub use error::Error;
 pub use pci::PciAddress;
 pub use queues::EndpointQueues;
@@ -49,5 +53,6 @@ pub use regs::{
     RxCountersBlock, ScratchBlock, Version,
 };
 pub use ring::{CompletionRing, DescriptorRing, Doorbell, PhaseBit, RingError};
+pub use rx_area::RxArea;
 pub use sim::SimBackend;
 pub use vfio::{VfioBackend, VfioConfig, VfioError};

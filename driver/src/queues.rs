@@ -117,6 +117,13 @@ impl EndpointQueues {
         self.completions.poll(out)
     }
 
+    /// The next completion, decoded, if the card has written one.
+    pub fn poll_completion(&mut self) -> Option<crate::entries::Completion> {
+        let mut entry = [0u8; host_abi::ENTRY_BYTES];
+        self.poll(&mut entry)
+            .then(|| crate::entries::Completion::decode(&entry))
+    }
+
     /// Tells the card the completions taken so far may be overwritten.
     pub fn release_completions(&self, device: &Device) -> Result<(), Error> {
         self.completions.ring_doorbell(device.backend())

@@ -337,6 +337,16 @@ impl<'a> EndpointBlock<'a> {
         self.write(regmap::endpoint::RX_AREA_HI, (iova >> 32) as u32)
     }
 
+    /// Hands the card bpage `page` of the RX area (free for a message).
+    pub fn push_bpage(&self, page: u32) -> Result<(), Error> {
+        self.write(regmap::endpoint::RX_BPAGE_PUSH, page)
+    }
+
+    /// Bpages the card holds free for this endpoint.
+    pub fn bpages_free(&self) -> Result<u32, Error> {
+        self.read(regmap::endpoint::RX_BPAGES_FREE)
+    }
+
     /// The doorbell of the TX ring: the host's producer index goes here.
     pub fn tx_doorbell(&self) -> Doorbell {
         Doorbell::new(self.base + regmap::endpoint::TX_PRODUCER)

@@ -21,6 +21,12 @@
 //!   one thread drives the model at a time. Do not touch a buffer inside
 //!   [`SimBackend::with_card`]: the card is locked there.
 //!
+//! - On a network ([`SimBackend::on_network`]) the card shares a clock with
+//!   the other cards: BAR accesses run through `SimNetwork::access` and
+//!   [`Backend::advance`] steps the whole network. Lock order: network, then
+//!   card (DMA buffer accesses take the card alone, and never hold it while
+//!   taking the network).
+//!
 //! History: until the simulated host memory existed this file served DMA from
 //! a `Vec` per buffer; the move onto the card changed nothing outside it.
 
@@ -30,6 +36,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use homa_hw::regmap;
 use homa_hw_sim::card::Card;
 use homa_hw_sim::host_memory::PAGE_BYTES;
+use homa_hw_sim::network::SimNetwork;
 use homa_hw_sim::pcie::PcieConfig;
 use homa_hw_sim::HomaCore;
 
@@ -50,6 +57,10 @@ static UNNAMED_CARDS: AtomicU64 = AtomicU64::new(0);
 pub struct SimBackend {
     /// The card; its buffers hold it too.
     card: Arc<Mutex<Card>>,
+    /// The network the card is on, and its index there, when it shares a
+    /// clock with other cards: BAR accesses and [`Backend::advance`] then
+    /// go through the network so every card advances together.
+    network: Option<(Arc<Mutex<SimNetwork>>, usize)>,
     /// IOVAs handed out to buffers (the bump allocator; the card's host
     /// memory keeps which are mapped).
     iova: IovaSpace,
@@ -74,7 +85,28 @@ impl SimBackend {
     pub fn with_pcie(name: &str, pcie: PcieConfig) -> Self {
         SimBackend {
             card: Arc::new(Mutex::new(Card::new(name, pcie))),
+            network: None,
             iova: IovaSpace::new(SIM_IOVA_BASE, SIM_IOVA_END),
+        }
+    }
+
+    /// Card `index` of `network`: waiting on this backend advances the whole
+    /// network, so a host waiting for its completion lets every card (and
+    /// the peers it talks to) make progress.
+    pub fn on_network(network: &Arc<Mutex<SimNetwork>>, index: usize) -> Self {
+        let card = lock(network).card(index).clone();
+        SimBackend {
+            card,
+            network: Some((network.clone(), index)),
+            iova: IovaSpace::new(SIM_IOVA_BASE, SIM_IOVA_END),
+        }
+    }
+
+    /// Runs a BAR access on the card: alone, or through its network.
+    fn access<R>(&self, f: impl FnOnce(&mut Card) -> R) -> R {
+        match &self.network {
+            Some((network, index)) => lock(network).access(*index, f),
+            None => f(&mut lock(&self.card)),
         }
     }
 
@@ -97,7 +129,7 @@ impl Default for SimBackend {
     }
 }
 
-fn lock(card: &Mutex<Card>) -> MutexGuard<'_, Card> {
+fn lock<T>(card: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic mid-access (a failing test) leaves the card between cycles,
     // which is still a valid state to go on from.
     card.lock().unwrap_or_else(|e| e.into_inner())
@@ -114,7 +146,7 @@ impl Backend for SimBackend {
 
     fn csr_read(&self, offset: u32) -> Result<u32, Error> {
         check_csr_offset(offset, self.csr_window_bytes())?;
-        Ok(lock(&self.card).csr_read(offset))
+        Ok(self.access(|card| card.csr_read(offset)))
     }
 
     fn csr_write(&self, offset: u32, value: u32) -> Result<(), Error> {
@@ -123,7 +155,7 @@ impl Backend for SimBackend {
         // went through the same lock); the fence keeps the contract identical
         // to the VFIO backend's.
         std::sync::atomic::fence(Ordering::Release);
-        lock(&self.card).csr_write(offset, value);
+        self.access(|card| card.csr_write(offset, value));
         Ok(())
     }
 
@@ -172,7 +204,14 @@ impl Backend for SimBackend {
     }
 
     fn advance(&self, cycles: u64) {
-        lock(&self.card).run(cycles);
+        match &self.network {
+            Some((network, _)) => lock(network).run(cycles),
+            None => lock(&self.card).run(cycles),
+        }
+    }
+
+    fn cycle(&self) -> Option<u64> {
+        Some(lock(&self.card).cycle())
     }
 }
 

@@ -20,6 +20,7 @@ pub mod cable;
 pub mod card;
 pub mod csr;
 pub mod host_memory;
+pub mod network;
 pub mod pcie;
 
 use std::ffi::CString;

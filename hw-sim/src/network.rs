@@ -1,0 +1,289 @@
+//! A simulated network of cards that share one clock: every card advances
+//! the same cycles, frames travel between them over cables (two cards) or a
+//! tiny learning switch (three or more), and every transmitted frame may be
+//! captured to a pcap file.
+//!
+//! DESIGN NOTES
+//! ------------
+//! - One clock: [`SimNetwork::step`] delivers the frames that have arrived,
+//!   steps every card one cycle, and puts what they transmitted on the wire.
+//!   All cards stay at the same cycle count between calls.
+//! - BAR accesses: a CSR read or write takes cycles of the card it goes to
+//!   (`Card::csr_read` steps that card until the core answers). The host
+//!   driver makes them through [`SimNetwork::access`], which runs the access
+//!   on its card alone and then brings every other card to the same cycle, so
+//!   the network never drifts apart. Frames arriving at the accessed card
+//!   during its few solo cycles wait for the next network step (a few cycles
+//!   of extra latency, only while the host is touching registers).
+//! - Cards are shared (`Arc<Mutex<Card>>`) with whoever else needs them (the
+//!   driver's DMA buffers live in a card's host memory). Lock order: the
+//!   network, then a card; never the other way round.
+//! - Two cards: one [`Cable`] between them. More: each card has a cable to a
+//!   store-and-forward switch port; the switch learns source MACs and floods
+//!   frames for unknown destinations (there is no ARP yet: hosts learn their
+//!   peers' MACs out of band). Priority queues, loss and reordering belong to
+//!   the testbench's network model, not here.
+//! - Capture: frames are written as they leave a card, once each, stamped
+//!   with the cycle their last beat left times 4 ns (250 MHz).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use homa_wire::pcap::{FrameWriter, PcapError};
+
+use crate::cable::Cable;
+use crate::card::Card;
+use crate::pcie::PcieConfig;
+use crate::CLOCK_PERIOD_PS;
+
+/// Link rate of every cable, in Gb/s.
+pub const DEFAULT_LINK_GBPS: u64 = 100;
+/// Cycles of cable, PHY and switch latency per hop (1 us at 250 MHz).
+pub const DEFAULT_LINK_DELAY_CYCLES: u64 = 250;
+
+/// How the cards are connected.
+enum Links {
+    /// Two cards: lane 0 carries card 0 -> card 1, lane 1 the other way.
+    Cable(Cable),
+    /// A cable per card to a switch port: lane 0 card -> switch, lane 1
+    /// switch -> card. `macs` maps a learned source MAC to its port.
+    Switch {
+        cables: Vec<Cable>,
+        macs: HashMap<[u8; 6], usize>,
+    },
+}
+
+/// Cards on a network, clocked together.
+pub struct SimNetwork {
+    cards: Vec<Arc<Mutex<Card>>>,
+    links: Links,
+    /// Every transmitted frame, when capturing.
+    capture: Option<FrameWriter<BufWriter<File>>>,
+    /// The first error writing the capture (reported by `finish_capture`).
+    capture_error: Option<PcapError>,
+    /// Frames put on the wire so far, by all cards.
+    frames: u64,
+}
+
+impl SimNetwork {
+    /// `count` fresh cards (named `<name>-<i>` for their waveforms) on links
+    /// of the default rate and delay, each with a PCIe link modelled by `pcie`.
+    pub fn new(name: &str, count: usize, pcie: PcieConfig) -> SimNetwork {
+        Self::with_links(
+            name,
+            count,
+            pcie,
+            DEFAULT_LINK_GBPS,
+            DEFAULT_LINK_DELAY_CYCLES,
+        )
+    }
+
+    /// As [`SimNetwork::new`], with every cable of `link_gbps` and `delay_cycles`.
+    pub fn with_links(
+        name: &str,
+        count: usize,
+        pcie: PcieConfig,
+        link_gbps: u64,
+        delay_cycles: u64,
+    ) -> SimNetwork {
+        assert!(count >= 1, "a network needs a card");
+        let cards = (0..count)
+            .map(|i| Arc::new(Mutex::new(Card::new(&format!("{name}-{i}"), pcie.clone()))))
+            .collect();
+        let links = if count <= 2 {
+            Links::Cable(Cable::new(link_gbps, delay_cycles))
+        } else {
+            Links::Switch {
+                cables: (0..count)
+                    .map(|_| Cable::new(link_gbps, delay_cycles))
+                    .collect(),
+                macs: HashMap::new(),
+            }
+        };
+        SimNetwork {
+            cards,
+            links,
+            capture: None,
+            capture_error: None,
+            frames: 0,
+        }
+    }
+
+    /// Number of cards.
+    pub fn len(&self) -> usize {
+        self.cards.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cards.is_empty()
+    }
+
+    /// Card `index`, shared: the driver's sim backend holds it for DMA memory.
+    pub fn card(&self, index: usize) -> &Arc<Mutex<Card>> {
+        &self.cards[index]
+    }
+
+    /// Cycles simulated so far (every card has run them).
+    pub fn cycle(&self) -> u64 {
+        lock(&self.cards[0]).cycle()
+    }
+
+    /// Frames transmitted so far by all cards.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Captures every frame transmitted from now on into a pcap file at `path`.
+    pub fn capture_to(&mut self, path: impl AsRef<Path>) -> Result<(), PcapError> {
+        self.capture = Some(FrameWriter::create(path)?);
+        Ok(())
+    }
+
+    /// Stops capturing and flushes the file; reports the first write error.
+    pub fn finish_capture(&mut self) -> Result<(), PcapError> {
+        if let Some(writer) = self.capture.take() {
+            let mut inner = writer.into_inner();
+            std::io::Write::flush(&mut inner).map_err(|source| PcapError::Io {
+                path: "capture".into(),
+                source,
+            })?;
+        }
+        match self.capture_error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// One clock cycle of the whole network.
+    pub fn step(&mut self) {
+        self.step_except(None);
+    }
+
+    /// Runs `cycles` cycles of the whole network.
+    pub fn run(&mut self, cycles: u64) {
+        for _ in 0..cycles {
+            self.step_except(None);
+        }
+    }
+
+    /// Runs `f` on card `index` alone (a BAR access, which takes cycles of
+    /// that card), then brings the other cards to the same cycle.
+    pub fn access<R>(&mut self, index: usize, f: impl FnOnce(&mut Card) -> R) -> R {
+        let (result, solo_cycles, sent) = {
+            let mut card = lock(&self.cards[index]);
+            let before = card.cycle();
+            let result = f(&mut card);
+            (result, card.cycle() - before, card.take_transmitted())
+        };
+        for frame in sent {
+            self.transmit(index, frame.cycle, frame.bytes);
+        }
+        for _ in 0..solo_cycles {
+            self.step_except(Some(index));
+        }
+        result
+    }
+
+    /// One cycle: deliver arrivals, step the cards (all but `skip`), put
+    /// their frames on the wire.
+    fn step_except(&mut self, skip: Option<usize>) {
+        let now = match skip {
+            Some(i) if self.cards.len() > 1 => {
+                lock(&self.cards[(i + 1) % self.cards.len()]).cycle()
+            }
+            _ => self.cycle(),
+        };
+        self.deliver(now, skip);
+        for i in 0..self.cards.len() {
+            if Some(i) == skip {
+                continue;
+            }
+            let sent = {
+                let mut card = lock(&self.cards[i]);
+                card.step();
+                card.take_transmitted()
+            };
+            for frame in sent {
+                self.transmit(i, frame.cycle, frame.bytes);
+            }
+        }
+    }
+
+    /// Hands every frame that has arrived by `now` to its card (except
+    /// `skip`'s, which wait), forwarding through the switch.
+    fn deliver(&mut self, now: u64, skip: Option<usize>) {
+        match &mut self.links {
+            Links::Cable(cable) => {
+                for (lane, to) in [(0, 1), (1, 0)] {
+                    if to >= self.cards.len() || Some(to) == skip {
+                        continue;
+                    }
+                    for frame in cable.arrived(lane, now) {
+                        lock(&self.cards[to]).receive(&frame);
+                    }
+                }
+            }
+            Links::Switch { cables, macs } => {
+                for from in 0..cables.len() {
+                    for frame in cables[from].arrived(0, now) {
+                        let dst: [u8; 6] = frame[..6].try_into().unwrap();
+                        match macs.get(&dst) {
+                            Some(&port) if port != from => cables[port].send(1, now, frame),
+                            Some(_) => {}
+                            None => {
+                                for port in (0..cables.len()).filter(|&p| p != from) {
+                                    cables[port].send(1, now, frame.clone());
+                                }
+                            }
+                        }
+                    }
+                }
+                for (to, cable) in cables.iter_mut().enumerate() {
+                    if Some(to) == skip {
+                        continue;
+                    }
+                    for frame in cable.arrived(1, now) {
+                        lock(&self.cards[to]).receive(&frame);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Puts a frame card `from` sent at `cycle` on its link (and in the capture).
+    fn transmit(&mut self, from: usize, cycle: u64, bytes: Vec<u8>) {
+        self.frames += 1;
+        if let Some(writer) = &mut self.capture {
+            let at = Duration::from_nanos(cycle * CLOCK_PERIOD_PS / 1000);
+            if let Err(e) = writer.write(at, &bytes) {
+                tracing::warn!("capture stopped: {e}");
+                self.capture = None;
+                self.capture_error.get_or_insert(e);
+            }
+        }
+        match &mut self.links {
+            Links::Cable(cable) => {
+                if self.cards.len() == 2 {
+                    cable.send(from, cycle, bytes);
+                }
+            }
+            Links::Switch { cables, macs } => {
+                if bytes.len() >= 12 {
+                    let src: [u8; 6] = bytes[6..12].try_into().unwrap();
+                    macs.insert(src, from);
+                    cables[from].send(0, cycle, bytes);
+                }
+            }
+        }
+    }
+}
+
+fn lock(card: &Mutex<Card>) -> MutexGuard<'_, Card> {
+    // A panic mid-step (a failing test) leaves the card between cycles,
+    // which is still a valid state to go on from.
+    card.lock().unwrap_or_else(|e| e.into_inner())
+}
