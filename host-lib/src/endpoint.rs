@@ -1,0 +1,482 @@
+//! An endpoint: one Homa port on a card, with HomaModule's RPC semantics.
+//!
+//! DESIGN NOTES
+//! ------------
+//! - Client: [`Endpoint::send_request`] numbers the RPC (even ids, 2, 4, 6...
+//!   per endpoint, as HomaModule's clients do), copies the message into a TX
+//!   slot and posts a descriptor; the response comes back matched to the id
+//!   ([`Endpoint::recv_response`]) or to whichever finishes first
+//!   ([`Endpoint::recv_any_response`]).
+//! - Server: [`Endpoint::recv_request`] gives the next request; its id is the
+//!   client's id with bit 0 set (the card reports it that way, as HomaModule
+//!   does), and [`Endpoint::reply`] answers by that id. The endpoint keeps
+//!   each unanswered request's peer, so a reply needs only the id.
+//! - TX slots: the message bytes must stay put until the card has sent every
+//!   packet, which its TX_DONE completion says; a slot (one per TX ring
+//!   entry, `MAX_MESSAGE_BYTES` rounded up to a page) is taken at send and
+//!   given back at TX_DONE, named by the descriptor's cookie. Out of slots,
+//!   or of TX ring entries, a send fails with [`Error::RingFull`].
+//! - Nothing happens behind the application's back: completions are read
+//!   when it calls in (`try_*` once, blocking calls between
+//!   [`Nic::wait`]s). Completions for other RPCs found on the way are kept
+//!   for the calls that want them.
+//! - Closing (drop) waits, a bounded time, for the card to finish sending,
+//!   then writes port 0: the card must not DMA into rings that are freed.
+
+use std::collections::{HashMap, VecDeque};
+use std::net::Ipv4Addr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use homa_driver::{
+    CompletionKind, CompletionStatus, DmaBuffer, EndpointQueues, RxArea, TxDescriptor, TxOpcode,
+};
+
+use crate::error::Error;
+use crate::message::{Message, RxShared};
+use crate::nic::Nic;
+use crate::MAX_MESSAGE_BYTES;
+
+/// TX ring entries (and TX slots) per endpoint, as log2.
+const TX_RING_LOG2: u32 = 6;
+/// Completion ring entries per endpoint, as log2: room for a TX completion
+/// per slot and a message per bpage, with slack.
+const CPL_RING_LOG2: u32 = 8;
+/// Bytes per TX slot: the largest message, rounded up to 4 KiB pages.
+const TX_SLOT_BYTES: usize = MAX_MESSAGE_BYTES.div_ceil(4096) * 4096;
+/// Waits (of `Nic::wait`) a closing endpoint gives the card to finish sending.
+const CLOSE_WAITS: u32 = 100_000;
+
+/// Bpages an endpoint hands the card unless told otherwise: messages it may
+/// hold received at once (each takes one bpage until dropped).
+pub const DEFAULT_BPAGES: u32 = 32;
+
+/// An RPC's id as this endpoint knows it: even on the client, the client's
+/// id + 1 on the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(transparent)]
+pub struct RpcId(pub u64);
+
+impl RpcId {
+    /// True for a client's id (even).
+    pub fn is_client(self) -> bool {
+        self.0 & 1 == 0
+    }
+}
+
+impl std::fmt::Display for RpcId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Where an RPC goes or came from. There is no ARP yet (issue 5): the peer's
+/// MAC address is given along with its IPv4 address and Homa port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Peer {
+    pub ip: Ipv4Addr,
+    pub mac: [u8; 6],
+    pub port: u16,
+}
+
+impl Peer {
+    pub fn new(ip: Ipv4Addr, mac: [u8; 6], port: u16) -> Peer {
+        Peer { ip, mac, port }
+    }
+}
+
+/// A request received by a server.
+#[derive(Debug)]
+pub struct Request {
+    id: RpcId,
+    peer: Peer,
+    message: Message,
+}
+
+impl Request {
+    /// The id to reply with (the client's id + 1).
+    pub fn id(&self) -> RpcId {
+        self.id
+    }
+
+    /// The client.
+    pub fn peer(&self) -> Peer {
+        self.peer
+    }
+
+    pub fn message(&self) -> &Message {
+        &self.message
+    }
+
+    pub fn into_message(self) -> Message {
+        self.message
+    }
+}
+
+/// A response received by a client.
+#[derive(Debug)]
+pub struct Response {
+    id: RpcId,
+    peer: Peer,
+    message: Message,
+}
+
+impl Response {
+    /// The id `send_request` returned.
+    pub fn id(&self) -> RpcId {
+        self.id
+    }
+
+    /// The server.
+    pub fn peer(&self) -> Peer {
+        self.peer
+    }
+
+    pub fn message(&self) -> &Message {
+        &self.message
+    }
+
+    pub fn into_message(self) -> Message {
+        self.message
+    }
+}
+
+/// An open Homa port.
+pub struct Endpoint {
+    nic: Nic,
+    /// Which endpoint block of the card.
+    index: usize,
+    port: u16,
+    /// The rings; `None` only while closing.
+    queues: Option<EndpointQueues>,
+    /// The RX area, shared with received messages.
+    rx: Arc<RxShared>,
+    /// `1 << TX_RING_LOG2` slots of `TX_SLOT_BYTES`, messages being sent.
+    tx_buffers: DmaBuffer,
+    /// TX slots not holding a message the card is sending.
+    tx_free: Vec<u32>,
+    /// The id of this endpoint's next request.
+    next_id: u64,
+    /// Client: requests sent whose responses have not arrived.
+    outstanding: HashMap<RpcId, Peer>,
+    /// Client: responses arrived and not yet taken, and their arrival order.
+    responses: HashMap<RpcId, Response>,
+    response_order: VecDeque<RpcId>,
+    /// Client: requests the card refused to send, with why.
+    failed: HashMap<RpcId, &'static str>,
+    /// Server: requests arrived and not yet taken.
+    requests: VecDeque<Request>,
+    /// Server: requests received and not yet replied to.
+    unreplied: HashMap<RpcId, Peer>,
+}
+
+impl Endpoint {
+    /// Opens `port` on the card with [`DEFAULT_BPAGES`] receive bpages.
+    pub fn open(nic: &Nic, port: u16) -> Result<Endpoint, Error> {
+        Self::open_with_bpages(nic, port, DEFAULT_BPAGES)
+    }
+
+    /// Opens `port` on the card with `bpages` (1..=64) receive bpages.
+    pub fn open_with_bpages(nic: &Nic, port: u16, bpages: u32) -> Result<Endpoint, Error> {
+        if port == 0 {
+            return Err(Error::BadPort);
+        }
+        let index = {
+            let mut ports = nic.inner.ports.lock().unwrap();
+            if ports.contains(&Some(port)) {
+                return Err(Error::PortInUse(port));
+            }
+            let free = ports
+                .iter()
+                .position(Option::is_none)
+                .ok_or(Error::NoFreeEndpoint(ports.len()))?;
+            ports[free] = Some(port);
+            free
+        };
+        match Self::open_at(nic, index, port, bpages) {
+            Ok(e) => Ok(e),
+            Err(e) => {
+                nic.inner.ports.lock().unwrap()[index] = None;
+                Err(e)
+            }
+        }
+    }
+
+    fn open_at(nic: &Nic, index: usize, port: u16, bpages: u32) -> Result<Endpoint, Error> {
+        let device = &nic.inner.device;
+        let slots = 1u32 << TX_RING_LOG2;
+        let tx_buffers = device.backend().dma_alloc(slots as usize * TX_SLOT_BYTES)?;
+        // The RX area before the queues: the port (written last by the
+        // queues) is what opens the endpoint.
+        let area = RxArea::register(device, index, bpages)?;
+        let queues = EndpointQueues::open(device, index, port, TX_RING_LOG2, CPL_RING_LOG2)?;
+        tracing::debug!(port, endpoint = index, bpages, "endpoint open");
+        Ok(Endpoint {
+            nic: nic.clone(),
+            index,
+            port,
+            queues: Some(queues),
+            rx: Arc::new(RxShared {
+                nic: nic.inner.clone(),
+                area,
+                open: true.into(),
+            }),
+            tx_buffers,
+            tx_free: (0..slots).rev().collect(),
+            next_id: 2,
+            outstanding: HashMap::new(),
+            responses: HashMap::new(),
+            response_order: VecDeque::new(),
+            failed: HashMap::new(),
+            requests: VecDeque::new(),
+            unreplied: HashMap::new(),
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn nic(&self) -> &Nic {
+        &self.nic
+    }
+
+    /// Bpages the card holds free for this endpoint (each received message
+    /// holds one until dropped). Read right after a message is dropped, the
+    /// card may not count its bpage yet for a few cycles.
+    pub fn bpages_free(&self) -> Result<u32, Error> {
+        Ok(self.rx.area.free_on_card(&self.nic.inner.device)?)
+    }
+
+    /// Requests sent whose responses have not been taken.
+    pub fn outstanding(&self) -> usize {
+        self.outstanding.len() + self.responses.len() + self.failed.len()
+    }
+
+    /// Sends a request of `message` to `peer`; returns its id.
+    pub fn send_request(&mut self, peer: Peer, message: &[u8]) -> Result<RpcId, Error> {
+        let id = RpcId(self.next_id);
+        self.send(TxOpcode::Request, id, peer, message)?;
+        self.next_id += 2;
+        self.outstanding.insert(id, peer);
+        Ok(id)
+    }
+
+    /// Replies to request `id` (as [`Request::id`] gave it) with `message`.
+    pub fn reply(&mut self, id: RpcId, message: &[u8]) -> Result<(), Error> {
+        let peer = *self.unreplied.get(&id).ok_or(Error::NoSuchRpc(id))?;
+        self.send(TxOpcode::Response, id, peer, message)?;
+        self.unreplied.remove(&id);
+        Ok(())
+    }
+
+    /// The next request, if one has arrived.
+    pub fn try_recv_request(&mut self) -> Result<Option<Request>, Error> {
+        if self.requests.is_empty() {
+            self.progress()?;
+        }
+        Ok(self.requests.pop_front())
+    }
+
+    /// The next request, waiting for one.
+    pub fn recv_request(&mut self) -> Result<Request, Error> {
+        loop {
+            if let Some(r) = self.try_recv_request()? {
+                return Ok(r);
+            }
+            self.nic.wait();
+        }
+    }
+
+    /// The response to request `id`, if it has arrived.
+    pub fn try_recv_response(&mut self, id: RpcId) -> Result<Option<Response>, Error> {
+        if !self.outstanding.contains_key(&id)
+            && !self.responses.contains_key(&id)
+            && !self.failed.contains_key(&id)
+        {
+            return Err(Error::NoSuchRpc(id));
+        }
+        if !self.responses.contains_key(&id) {
+            self.progress()?;
+        }
+        if let Some(status) = self.failed.remove(&id) {
+            return Err(Error::SendFailed { id, status });
+        }
+        Ok(self.responses.remove(&id))
+    }
+
+    /// The response to request `id`, waiting for it.
+    pub fn recv_response(&mut self, id: RpcId) -> Result<Response, Error> {
+        loop {
+            if let Some(r) = self.try_recv_response(id)? {
+                return Ok(r);
+            }
+            self.nic.wait();
+        }
+    }
+
+    /// The response of any request, the first to arrive, if one has.
+    pub fn try_recv_any_response(&mut self) -> Result<Option<Response>, Error> {
+        if self.responses.is_empty() {
+            self.progress()?;
+        }
+        if let Some(&id) = self.failed.keys().next() {
+            let status = self.failed.remove(&id).unwrap();
+            return Err(Error::SendFailed { id, status });
+        }
+        while let Some(id) = self.response_order.pop_front() {
+            if let Some(r) = self.responses.remove(&id) {
+                return Ok(Some(r));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The response of any request, waiting for one. Fails with
+    /// [`Error::NoSuchRpc`] (id 0) when no request is outstanding.
+    pub fn recv_any_response(&mut self) -> Result<Response, Error> {
+        loop {
+            if let Some(r) = self.try_recv_any_response()? {
+                return Ok(r);
+            }
+            if self.outstanding() == 0 {
+                return Err(Error::NoSuchRpc(RpcId(0)));
+            }
+            self.nic.wait();
+        }
+    }
+
+    /// Copies `message` into a free TX slot and posts it.
+    fn send(
+        &mut self,
+        opcode: TxOpcode,
+        id: RpcId,
+        peer: Peer,
+        message: &[u8],
+    ) -> Result<(), Error> {
+        if message.is_empty() {
+            return Err(Error::EmptyMessage);
+        }
+        if message.len() > MAX_MESSAGE_BYTES {
+            return Err(Error::MessageTooLong {
+                len: message.len(),
+                max: MAX_MESSAGE_BYTES,
+            });
+        }
+        if self.tx_free.is_empty() {
+            self.progress()?;
+        }
+        let device = &self.nic.inner.device;
+        let queues = self.queues.as_mut().expect("open endpoint");
+        if queues.tx().free_slots() == 0 {
+            queues.reap_tx(device)?;
+        }
+        let slots = 1usize << TX_RING_LOG2;
+        if self.tx_free.is_empty() || queues.tx().free_slots() == 0 {
+            return Err(Error::RingFull { slots });
+        }
+        let slot = self.tx_free.pop().unwrap();
+        let offset = slot as usize * TX_SLOT_BYTES;
+        self.tx_buffers.write(offset, message);
+        let descriptor = TxDescriptor {
+            opcode,
+            peer_port: peer.port,
+            length: message.len() as u32,
+            rpc_id: id.0,
+            buffer: self.tx_buffers.iova_at(offset),
+            peer_ip: peer.ip.into(),
+            peer_mac: peer.mac,
+            cookie: slot.into(),
+        };
+        if let Err(e) = queues.post(&descriptor.encode()) {
+            self.tx_free.push(slot);
+            return Err(e.into());
+        }
+        queues.ring_tx(device)?;
+        Ok(())
+    }
+
+    /// Reads every new completion and files it.
+    fn progress(&mut self) -> Result<(), Error> {
+        let queues = self.queues.as_mut().expect("open endpoint");
+        let mut any = false;
+        while let Some(c) = queues.poll_completion() {
+            any = true;
+            let id = RpcId(c.rpc_id);
+            let peer = Peer::new(Ipv4Addr::from(c.peer_ip), c.peer_mac, c.peer_port);
+            let status = match c.status {
+                CompletionStatus::Ok => None,
+                CompletionStatus::BadDescriptor => Some("bad descriptor"),
+                CompletionStatus::DmaError => Some("DMA error reading the message"),
+                CompletionStatus::Unknown(_) => Some("unknown status"),
+            };
+            match c.kind {
+                CompletionKind::TxDone => {
+                    self.tx_free.push(c.cookie as u32);
+                    if let Some(status) = status {
+                        if self.outstanding.remove(&id).is_some() {
+                            self.failed.insert(id, status);
+                        } else {
+                            tracing::warn!(%id, status, "response not sent");
+                        }
+                    }
+                }
+                CompletionKind::RequestReceived | CompletionKind::ResponseReceived
+                    if status.is_some() =>
+                {
+                    tracing::warn!(%id, ?c, "received message with an error status");
+                }
+                CompletionKind::RequestReceived => {
+                    let message = Message::new(
+                        self.rx.clone(),
+                        c.buffer_offset,
+                        c.length as usize,
+                        c.bpage(),
+                    );
+                    self.unreplied.insert(id, peer);
+                    self.requests.push_back(Request { id, peer, message });
+                }
+                CompletionKind::ResponseReceived => {
+                    let message = Message::new(
+                        self.rx.clone(),
+                        c.buffer_offset,
+                        c.length as usize,
+                        c.bpage(),
+                    );
+                    if self.outstanding.remove(&id).is_some() {
+                        self.responses.insert(id, Response { id, peer, message });
+                        self.response_order.push_back(id);
+                    } else {
+                        tracing::warn!(%id, "response to no outstanding request: dropped");
+                    }
+                }
+                CompletionKind::Unknown(kind) => {
+                    tracing::warn!(kind, "completion of an unknown kind: skipped");
+                }
+            }
+        }
+        if any {
+            queues.release_completions(&self.nic.inner.device)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        let slots = 1usize << TX_RING_LOG2;
+        for _ in 0..CLOSE_WAITS {
+            if self.tx_free.len() == slots || self.progress().is_err() {
+                break;
+            }
+            self.nic.wait();
+        }
+        self.rx.open.store(false, Ordering::Release);
+        if let Some(queues) = self.queues.take() {
+            if let Err(e) = queues.close(&self.nic.inner.device) {
+                tracing::warn!(port = self.port, "closing endpoint: {e}");
+            }
+        }
+        self.nic.inner.ports.lock().unwrap()[self.index] = None;
+    }
+}
