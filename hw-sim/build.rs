@@ -56,6 +56,7 @@ fn main() {
         let lib = dir.join(format!("libhoma_model_{}.a", design.name));
         if !lib.exists() {
             build_model(&dir, design.name, &design.verilog, &waivers, &ports);
+            prune_stale_models(&cache, design.name, &dir);
         }
         println!("cargo:rustc-link-search=native={}", dir.display());
         println!("cargo:rustc-link-lib=static=homa_model_{}", design.name);
@@ -128,6 +129,27 @@ fn run(cmd: &mut Command, what: &str) {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+}
+
+/// Removes the cached models of `name` built from older Verilog (every change
+/// to a design leaves one behind), keeping `current`. Half-built directories
+/// (`.tmp-<pid>`) of a build that died go too.
+fn prune_stale_models(cache: &Path, name: &str, current: &Path) {
+    let Ok(entries) = fs::read_dir(cache) else {
+        return;
+    };
+    let prefix = format!("{name}-");
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = file.strip_prefix(&prefix) else {
+            continue;
+        };
+        let is_model = rest.len() >= 16 && rest[..16].chars().all(|c| c.is_ascii_hexdigit());
+        if is_model && path != current {
+            let _ = fs::remove_dir_all(&path);
+        }
     }
 }
 
