@@ -346,6 +346,18 @@ impl Endpoint {
         }
     }
 
+    /// Puts back a request taken by `try_recv_request` (the C ABI, when the
+    /// caller's buffer was too small): it is the next one again.
+    pub(crate) fn unreceive_request(&mut self, request: Request) {
+        self.requests.push_front(request);
+    }
+
+    /// Puts back a response taken by `try_recv_response`.
+    pub(crate) fn unreceive_response(&mut self, response: Response) {
+        self.response_order.push_front(response.id);
+        self.responses.insert(response.id, response);
+    }
+
     /// Copies `message` into a free TX slot and posts it.
     fn send(
         &mut self,

@@ -45,6 +45,21 @@ pub const DEFAULT_LINK_GBPS: u64 = 100;
 /// Cycles of cable, PHY and switch latency per hop (1 us at 250 MHz).
 pub const DEFAULT_LINK_DELAY_CYCLES: u64 = 250;
 
+/// A frame leaving or reaching a card, for latency breakdowns
+/// ([`SimNetwork::log_frames`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameEvent {
+    /// The card that sent (or received) it.
+    pub card: usize,
+    /// Sent: the cycle its last beat left the card. Received: the cycle it
+    /// was queued at the card's RX port (it has fully arrived).
+    pub cycle: u64,
+    /// Frame bytes (without FCS).
+    pub bytes: usize,
+    /// True for a frame reaching `card`, false for one leaving it.
+    pub received: bool,
+}
+
 /// How the cards are connected.
 enum Links {
     /// Two cards: lane 0 carries card 0 -> card 1, lane 1 the other way.
@@ -67,6 +82,8 @@ pub struct SimNetwork {
     capture_error: Option<PcapError>,
     /// Frames put on the wire so far, by all cards.
     frames: u64,
+    /// Every frame sent and received, when logging.
+    log: Option<Vec<FrameEvent>>,
 }
 
 impl SimNetwork {
@@ -110,6 +127,7 @@ impl SimNetwork {
             capture: None,
             capture_error: None,
             frames: 0,
+            log: None,
         }
     }
 
@@ -135,6 +153,16 @@ impl SimNetwork {
     /// Frames transmitted so far by all cards.
     pub fn frames(&self) -> u64 {
         self.frames
+    }
+
+    /// Starts (or stops) logging every frame sent and received.
+    pub fn log_frames(&mut self, on: bool) {
+        self.log = on.then(Vec::new);
+    }
+
+    /// The frames logged since the last call.
+    pub fn take_frame_log(&mut self) -> Vec<FrameEvent> {
+        self.log.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Captures every frame transmitted from now on into a pcap file at `path`.
@@ -223,6 +251,7 @@ impl SimNetwork {
                         continue;
                     }
                     for frame in cable.arrived(lane, now) {
+                        log_received(&mut self.log, to, now, frame.len());
                         lock(&self.cards[to]).receive(&frame);
                     }
                 }
@@ -247,6 +276,7 @@ impl SimNetwork {
                         continue;
                     }
                     for frame in cable.arrived(1, now) {
+                        log_received(&mut self.log, to, now, frame.len());
                         lock(&self.cards[to]).receive(&frame);
                     }
                 }
@@ -257,6 +287,14 @@ impl SimNetwork {
     /// Puts a frame card `from` sent at `cycle` on its link (and in the capture).
     fn transmit(&mut self, from: usize, cycle: u64, bytes: Vec<u8>) {
         self.frames += 1;
+        if let Some(log) = &mut self.log {
+            log.push(FrameEvent {
+                card: from,
+                cycle,
+                bytes: bytes.len(),
+                received: false,
+            });
+        }
         if let Some(writer) = &mut self.capture {
             let at = Duration::from_nanos(cycle * CLOCK_PERIOD_PS / 1000);
             if let Err(e) = writer.write(at, &bytes) {
@@ -279,6 +317,17 @@ impl SimNetwork {
                 }
             }
         }
+    }
+}
+
+fn log_received(log: &mut Option<Vec<FrameEvent>>, card: usize, cycle: u64, bytes: usize) {
+    if let Some(log) = log {
+        log.push(FrameEvent {
+            card,
+            cycle,
+            bytes,
+            received: true,
+        });
     }
 }
 
