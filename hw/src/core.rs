@@ -30,6 +30,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::arp_responder::ArpResponder;
 use crate::bpage_pool::BpagePool;
 use crate::cpl_writer::CplWriter;
 use crate::dma_write_slice::DmaWriteSlice;
@@ -120,6 +121,11 @@ pub struct HomaCore {
     tx_engine: TxEngine,
     tx_header: TxHeaderBuilder,
     tx_framer: TxFramer,
+    arp: ArpResponder,
+    /// The framer is in the middle of a frame on the TX port.
+    tx_in_frame: DFF<bool>,
+    /// The ARP responder has the TX port this cycle.
+    arp_grant: Signal<Local, bool>,
     cpl_writer: CplWriter,
     /// Address bits above the block offset: which block is addressed.
     csr_page: Signal<Local, Bits<16>>,
@@ -189,6 +195,9 @@ impl HomaCore {
             tx_engine: Default::default(),
             tx_header: Default::default(),
             tx_framer: Default::default(),
+            arp: Default::default(),
+            tx_in_frame: Default::default(),
+            arp_grant: Default::default(),
             cpl_writer: Default::default(),
             csr_page: Default::default(),
             id_page: page(regmap::id::BASE),
@@ -206,7 +215,7 @@ impl HomaCore {
 impl Logic for HomaCore {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, rd_data, rd_valid, rx_wr_busy);
+        dff_setup!(self, clock, rd_data, rd_valid, rx_wr_busy, tx_in_frame);
 
         // ---- CSR decode: the page (address bits 23:8) selects the block ----
         self.csr_page.next = self.csr_addr.val().get_bits::<16>(8);
@@ -273,6 +282,15 @@ impl Logic for HomaCore {
         self.rx_counters.path[4].next = self.rx_engine.drop_rpc_full.val();
         self.rx_counters.path[5].next = self.rx_engine.drop_no_bpage.val();
         self.rx_counters.path[6].next = self.rx_engine.drop_too_big.val();
+        self.rx_counters.path[7].next = self.arp.replies.val();
+        self.arp.clock.next = self.clock.val();
+        self.arp.reset.next = self.reset.val();
+        self.arp.s_axis_tdata.next = self.s_axis_rx_tdata.val();
+        self.arp.s_axis_tkeep.next = self.s_axis_rx_tkeep.val();
+        self.arp.s_axis_tvalid.next = self.s_axis_rx_tvalid.val();
+        self.arp.s_axis_tlast.next = self.s_axis_rx_tlast.val();
+        self.arp.local_mac.next = self.netif.mac.val();
+        self.arp.local_ip.next = self.netif.ipv4.val();
 
         self.rx_engine.clock.next = self.clock.val();
         self.rx_engine.reset.next = self.reset.val();
@@ -385,15 +403,35 @@ impl Logic for HomaCore {
         self.tx_framer.s_axis_pay_tvalid.next = self.tx_engine.m_pay_tvalid.val();
         self.tx_framer.s_axis_pay_tlast.next = self.tx_engine.m_pay_tlast.val();
         self.tx_engine.m_pay_tready.next = self.tx_framer.s_axis_pay_tready.val();
+        // The TX port: the framer's frames, and between them ARP replies.
+        self.arp_grant.next = self.arp.m_axis_tvalid.val() & !self.tx_in_frame.q.val();
         self.m_axis_tx_tdata.next = self.tx_framer.m_axis_tx_tdata.val();
         self.m_axis_tx_tkeep.next = self.tx_framer.m_axis_tx_tkeep.val();
         self.m_axis_tx_tvalid.next = self.tx_framer.m_axis_tx_tvalid.val();
         self.m_axis_tx_tlast.next = self.tx_framer.m_axis_tx_tlast.val();
-        self.tx_framer.m_axis_tx_tready.next = self.m_axis_tx_tready.val();
         self.m_axis_tx_tuser.next =
             self.tx_engine.frame_error.val() & self.tx_framer.m_axis_tx_tlast.val();
+        if self.arp_grant.val() {
+            self.m_axis_tx_tdata.next = self.arp.m_axis_tdata.val();
+            self.m_axis_tx_tkeep.next = self.arp.m_axis_tkeep.val();
+            self.m_axis_tx_tvalid.next = true;
+            self.m_axis_tx_tlast.next = true;
+            self.m_axis_tx_tuser.next = false;
+        }
+        self.tx_framer.m_axis_tx_tready.next = self.m_axis_tx_tready.val() & !self.arp_grant.val();
+        self.arp.m_axis_tready.next = self.m_axis_tx_tready.val() & self.arp_grant.val();
+        if self.tx_framer.m_axis_tx_tvalid.val()
+            & self.m_axis_tx_tready.val()
+            & !self.arp_grant.val()
+        {
+            self.tx_in_frame.d.next = !self.tx_framer.m_axis_tx_tlast.val();
+        }
+        if self.reset.val() {
+            self.tx_in_frame.d.next = false;
+        }
         self.tx_engine.frame_sent.next = self.tx_framer.m_axis_tx_tvalid.val()
             & self.m_axis_tx_tready.val()
+            & !self.arp_grant.val()
             & self.tx_framer.m_axis_tx_tlast.val();
 
         // ---- completions: the RX engine first (an application waits on

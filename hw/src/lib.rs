@@ -9,6 +9,7 @@
 //! offsets; nothing of ours depends on it at run time except through the
 //! generated Verilog.
 
+pub mod arp_responder;
 pub mod bpage_pool;
 pub mod byte_swap;
 pub mod core;

@@ -91,8 +91,10 @@ pub mod rx_counters {
     pub const DROP_NO_BPAGE: u32 = 0x58;
     /// DATA of a message larger than a bpage.
     pub const DROP_TOO_BIG: u32 = 0x5c;
+    /// ARP requests for the card's address answered.
+    pub const ARP_REPLIES: u32 = 0x60;
     /// The RX path counters in address order, 4 bytes apart.
-    pub const PATH_COUNTERS: [u32; 7] = [
+    pub const PATH_COUNTERS: [u32; 8] = [
         FIFO_OVERFLOWS,
         MESSAGES_DELIVERED,
         DROP_CONTROL,
@@ -100,6 +102,7 @@ pub mod rx_counters {
         DROP_RPC_FULL,
         DROP_NO_BPAGE,
         DROP_TOO_BIG,
+        ARP_REPLIES,
     ];
 }
 

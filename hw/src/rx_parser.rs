@@ -99,6 +99,8 @@ impl RxVerdict {
             DecodeError::HomaTruncated { .. } => RxVerdict::HomaTruncated,
             DecodeError::TooManyAcks(_) => RxVerdict::TooManyAcks,
             DecodeError::PayloadBeyondMessage { .. } => RxVerdict::PayloadBeyondMessage,
+            // Only `ArpFrame::decode` says these; to the Homa path ARP is not IPv4.
+            DecodeError::NotArp { .. } | DecodeError::ArpNotIpv4OverEthernet => RxVerdict::NotIpv4,
         }
     }
 

@@ -54,6 +54,28 @@ pub mod eth {
     pub const FIELDS: &[Field] = &[DST, SRC, ETHERTYPE];
 }
 
+/// ARP for IPv4 over Ethernet (RFC 826), after the Ethernet header. Linux
+/// peers find the card's MAC with it.
+pub mod arp {
+    use super::Field;
+    pub const HTYPE: Field = Field::new("htype", 0, 2);
+    pub const PTYPE: Field = Field::new("ptype", 2, 2);
+    pub const HLEN: Field = Field::new("hlen", 4, 1);
+    pub const PLEN: Field = Field::new("plen", 5, 1);
+    pub const OPER: Field = Field::new("oper", 6, 2);
+    /// Sender hardware (MAC) and protocol (IPv4) address.
+    pub const SHA: Field = Field::new("sha", 8, 6);
+    pub const SPA: Field = Field::new("spa", 14, 4);
+    /// Target hardware and protocol address.
+    pub const THA: Field = Field::new("tha", 18, 6);
+    pub const TPA: Field = Field::new("tpa", 24, 4);
+    pub const PACKET_LEN: usize = 28;
+    pub const HTYPE_ETHERNET: u16 = 1;
+    pub const OPER_REQUEST: u16 = 1;
+    pub const OPER_REPLY: u16 = 2;
+    pub const FIELDS: &[Field] = &[HTYPE, PTYPE, HLEN, PLEN, OPER, SHA, SPA, THA, TPA];
+}
+
 /// IPv4 header (RFC 791). We send it without options.
 pub mod ipv4 {
     use super::Field;
@@ -280,6 +302,7 @@ mod tests {
     fn every_header_is_tiled_by_its_fields() {
         assert_tiles(0, eth::FIELDS, eth::HEADER_LEN);
         assert_tiles(0, ipv4::FIELDS, ipv4::HEADER_LEN);
+        assert_tiles(0, arp::FIELDS, arp::PACKET_LEN);
         assert_tiles(0, common::FIELDS, common::HEADER_LEN);
         assert_tiles(common::HEADER_LEN, data::FIELDS, data::HEADER_LEN);
         assert_tiles(common::HEADER_LEN, grant::FIELDS, grant::HEADER_LEN);

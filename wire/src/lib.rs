@@ -9,6 +9,7 @@
 //! It has no dependencies of ours, so the RTL generators (`homa-hw`), the
 //! reference model, the driver and the CLI all use it without cycles.
 
+pub mod arp;
 pub mod layout;
 pub mod pcap;
 
@@ -163,6 +164,10 @@ pub enum DecodeError {
         payload: usize,
         message_length: u32,
     },
+    #[error("not ARP (ethertype {ethertype:#06x})")]
+    NotArp { ethertype: u16 },
+    #[error("ARP for something other than IPv4 over Ethernet")]
+    ArpNotIpv4OverEthernet,
 }
 
 impl DecodeError {
@@ -182,6 +187,8 @@ impl DecodeError {
             DecodeError::HomaTruncated { .. } => "homa_truncated",
             DecodeError::TooManyAcks(_) => "too_many_acks",
             DecodeError::PayloadBeyondMessage { .. } => "payload_beyond_message",
+            DecodeError::NotArp { .. } => "not_arp",
+            DecodeError::ArpNotIpv4OverEthernet => "arp_not_ipv4_over_ethernet",
         }
     }
 }
