@@ -24,6 +24,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Two simulated cards (the RTL in Verilator), an echo server and a client running RPCs; RTT by size.
+    Demo(cmd::demo::DemoArgs),
     /// Print each frame of a pcap capture decoded, one line per packet (like tcpdump).
     Decode(cmd::decode::DecodeArgs),
     /// Write the generated Verilog of the core and a file list.
@@ -51,6 +53,7 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     match cli.command {
+        Command::Demo(args) => cmd::demo::run(&args),
         Command::Decode(args) => cmd::decode::run(&args),
         Command::Verilog(args) => cmd::verilog::run(&args),
         Command::SampleCapture(args) => cmd::sample_capture::run(&args),

@@ -1,0 +1,466 @@
+//! `homa-nic demo`: two simulated cards (the core's RTL in Verilator) on a
+//! 100 Gb/s cable, an echo server on one and a client on the other, both
+//! through the host library and the driver. Prints RTT p50/p99 by message
+//! size, RPCs per second of simulated time, errors (every response is
+//! checked byte for byte) and the simulation's speed; `--bench` first
+//! measures the unloaded RTT of a 100-byte RPC with its breakdown.
+//!
+//! Everything runs on one thread, so a run is a pure function of its
+//! arguments: the client, the server and the shared clock take turns.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use homa_host::{Endpoint, Error, Nic, Peer, RpcId, SimNetwork, MAX_MESSAGE_BYTES};
+use homa_hw_sim::network::FrameEvent;
+use homa_testbench::workload::Workload;
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const CLIENT_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x01];
+const SERVER_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x02];
+const CLIENT_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+const SERVER_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 2);
+const CLIENT_PORT: u16 = 40_000;
+const SERVER_PORT: u16 = 99;
+/// Sizes when neither `--size` nor `--workload` is given.
+const DEFAULT_SIZES: [usize; 5] = [1, 100, 1424, 5000, 40_000];
+/// Cycles without a finished RPC after which the rest count as lost.
+const STALL_CYCLES: u64 = 2_000_000;
+/// RPCs of the unloaded-RTT measurement (`--bench`); the median is reported.
+const BENCH_RPCS: usize = 21;
+/// Bytes of the unloaded-RTT measurement's messages.
+const BENCH_BYTES: usize = 100;
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// RPCs to run.
+    #[arg(long, default_value_t = 200)]
+    pub count: usize,
+    /// Message sizes in bytes, used in turn (1 to 40000) [default: 1,100,1424,5000,40000].
+    #[arg(long, value_delimiter = ',', conflicts_with = "workload")]
+    pub size: Vec<usize>,
+    /// Draw sizes from a Homa workload (w1..w5), capped at the 40 000-byte limit.
+    #[arg(long)]
+    pub workload: Option<String>,
+    /// RPCs the client keeps outstanding (1 to 32).
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
+    /// Seed of sizes (workload) and payloads.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Capture every frame into this pcap file (timestamps: cycle x 4 ns).
+    #[arg(long)]
+    pub pcap: Option<PathBuf>,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// First measure the unloaded RTT of a 100-byte RPC, with its breakdown.
+    #[arg(long)]
+    pub bench: bool,
+}
+
+/// The two cards and their endpoints.
+struct Setup {
+    network: Arc<Mutex<SimNetwork>>,
+    client_nic: Nic,
+    client: Endpoint,
+    server: Endpoint,
+    /// Where the client sends.
+    to_server: Peer,
+}
+
+impl Setup {
+    fn new() -> anyhow::Result<Setup> {
+        let network = Arc::new(Mutex::new(SimNetwork::new("demo", 2, Default::default())));
+        let client_nic = Nic::open_sim(&network, 0)?;
+        let server_nic = Nic::open_sim(&network, 1)?;
+        client_nic.set_address(CLIENT_MAC, CLIENT_IP)?;
+        server_nic.set_address(SERVER_MAC, SERVER_IP)?;
+        let client = Endpoint::open(&client_nic, CLIENT_PORT)?;
+        let server = Endpoint::open(&server_nic, SERVER_PORT)?;
+        Ok(Setup {
+            network,
+            client_nic,
+            client,
+            server,
+            to_server: Peer::new(SERVER_IP, SERVER_MAC, SERVER_PORT),
+        })
+    }
+
+    fn cycle(&self) -> u64 {
+        self.client_nic
+            .cycle()
+            .expect("a simulated card counts cycles")
+    }
+
+    fn network(&self) -> std::sync::MutexGuard<'_, SimNetwork> {
+        self.network.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Echoes every request the server has; returns the cycle the last one
+    /// was seen and replied to, if any.
+    fn serve(&mut self) -> anyhow::Result<Option<(u64, u64)>> {
+        let mut seen = None;
+        while let Some(request) = self.server.try_recv_request()? {
+            let at = self.cycle();
+            self.server
+                .reply(request.id(), &request.message().bytes())?;
+            seen = Some((at, self.cycle()));
+        }
+        Ok(seen)
+    }
+}
+
+/// One finished RPC.
+struct Rtt {
+    bytes: usize,
+    cycles: u64,
+}
+
+/// What a run measured.
+struct Outcome {
+    rtts: Vec<Rtt>,
+    errors: usize,
+    /// Simulated cycles from the first send to the last response.
+    cycles: u64,
+    /// Cycles the network ran in all (setup included), and the wall time.
+    total_cycles: u64,
+    wall_seconds: f64,
+    frames: u64,
+}
+
+/// Unloaded RTT of one 100-byte RPC and where its cycles went.
+#[derive(Clone, Copy, Debug, Default)]
+struct Breakdown {
+    rtt: u64,
+    /// Client: doorbell written -> request frame leaves the card.
+    client_doorbell_to_wire: u64,
+    /// Request on the cable: leaves the client card -> queued at the server's.
+    request_wire: u64,
+    /// Server card: frame in -> completion seen by the host.
+    server_wire_to_completion: u64,
+    /// Server host: completion seen -> reply's doorbell written.
+    server_host: u64,
+    /// Server: doorbell -> response frame leaves the card.
+    server_doorbell_to_wire: u64,
+    response_wire: u64,
+    /// Client card: response frame in -> completion seen by the host.
+    client_wire_to_completion: u64,
+}
+
+pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
+    if !(1..=32).contains(&args.concurrency) {
+        bail!("--concurrency must be 1 to 32 (the client's receive bpages)");
+    }
+    if let Some(bad) = args.size.iter().find(|&&s| s == 0 || s > MAX_MESSAGE_BYTES) {
+        bail!("--size {bad}: sizes are 1 to {MAX_MESSAGE_BYTES} bytes");
+    }
+    let sizes = message_sizes(args)?;
+    let bench = if args.bench { Some(bench()?) } else { None };
+    let outcome = echo(args, &sizes)?;
+    report(args, &outcome, bench.as_ref());
+    if outcome.errors > 0 {
+        bail!("{} of {} RPCs failed", outcome.errors, args.count);
+    }
+    Ok(())
+}
+
+/// The size of every RPC, in order.
+fn message_sizes(args: &DemoArgs) -> anyhow::Result<Vec<usize>> {
+    if let Some(name) = &args.workload {
+        let workload = Workload::named(name)
+            .with_context(|| format!("workload {name}"))?
+            .capped(MAX_MESSAGE_BYTES as u32);
+        let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
+        return Ok((0..args.count)
+            .map(|_| (workload.sample(&mut rng) as usize).clamp(1, MAX_MESSAGE_BYTES))
+            .collect());
+    }
+    let list: &[usize] = if args.size.is_empty() {
+        &DEFAULT_SIZES
+    } else {
+        &args.size
+    };
+    Ok((0..args.count).map(|i| list[i % list.len()]).collect())
+}
+
+/// The echo run: `sizes.len()` RPCs, `concurrency` at a time.
+fn echo(args: &DemoArgs, sizes: &[usize]) -> anyhow::Result<Outcome> {
+    let wall = Instant::now();
+    let mut s = Setup::new()?;
+    if let Some(path) = &args.pcap {
+        s.network()
+            .capture_to(path)
+            .with_context(|| format!("capturing to {}", path.display()))?;
+    }
+    let progress = if args.json || sizes.len() < 50 {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(sizes.len() as u64).with_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} RPCs {elapsed} (eta {eta})")
+                .unwrap(),
+        )
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(args.seed ^ 0x5eed);
+    // Outstanding RPCs: id -> (index, start cycle, payload).
+    let mut outstanding: HashMap<RpcId, (usize, u64, Vec<u8>)> = HashMap::new();
+    let mut next = 0;
+    let mut rtts = Vec::with_capacity(sizes.len());
+    let mut errors = 0;
+    let first = s.cycle();
+    let mut last_progress = first;
+    while rtts.len() + errors < sizes.len() {
+        while outstanding.len() < args.concurrency && next < sizes.len() {
+            let payload: Vec<u8> = (0..sizes[next]).map(|_| rng.gen()).collect();
+            let start = s.cycle();
+            match s.client.send_request(s.to_server, &payload) {
+                Ok(id) => {
+                    outstanding.insert(id, (next, start, payload));
+                    next += 1;
+                }
+                Err(Error::RingFull { .. }) => break,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        s.serve()?;
+        loop {
+            match s.client.try_recv_any_response() {
+                Ok(Some(response)) => {
+                    let (index, start, payload) = outstanding
+                        .remove(&response.id())
+                        .context("a response to no RPC of ours")?;
+                    if *response.message().bytes() == payload[..] {
+                        rtts.push(Rtt {
+                            bytes: sizes[index],
+                            cycles: s.cycle() - start,
+                        });
+                    } else {
+                        tracing::error!(id = %response.id(), "response differs from the request");
+                        errors += 1;
+                    }
+                    last_progress = s.cycle();
+                    progress.inc(1);
+                }
+                Ok(None) => break,
+                Err(e @ Error::SendFailed { .. }) => {
+                    tracing::error!("{e}");
+                    errors += 1;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if s.cycle() - last_progress > STALL_CYCLES {
+            tracing::error!(
+                lost = outstanding.len(),
+                "no response in {STALL_CYCLES} cycles: counting the rest as lost"
+            );
+            errors += sizes.len() - rtts.len() - errors;
+            break;
+        }
+        s.client_nic.wait();
+    }
+    progress.finish_and_clear();
+    let cycles = s.cycle() - first;
+    let mut network = s.network();
+    network.finish_capture().context("writing the capture")?;
+    let (total_cycles, frames) = (network.cycle(), network.frames());
+    drop(network);
+    Ok(Outcome {
+        rtts,
+        errors,
+        cycles,
+        total_cycles,
+        wall_seconds: wall.elapsed().as_secs_f64(),
+        frames,
+    })
+}
+
+/// Unloaded RTT of a 100-byte RPC: `BENCH_RPCS` one at a time, the median,
+/// and the breakdown of that one from the network's frame log.
+fn bench() -> anyhow::Result<Breakdown> {
+    let mut s = Setup::new()?;
+    s.network().log_frames(true);
+    let payload = vec![0x5a; BENCH_BYTES];
+    let mut runs = Vec::new();
+    for _ in 0..BENCH_RPCS {
+        s.network().take_frame_log();
+        let doorbell_before = s.cycle();
+        let id = s.client.send_request(s.to_server, &payload)?;
+        let doorbell = s.cycle();
+        let mut server_times = None;
+        let done = loop {
+            if let Some(t) = s.serve()? {
+                server_times = Some(t);
+            }
+            if let Some(r) = s.client.try_recv_response(id)? {
+                if *r.message().bytes() != payload[..] {
+                    bail!("benchmark response differs from its request");
+                }
+                break s.cycle();
+            }
+            s.client_nic.wait();
+        };
+        let (seen, replied) = server_times.context("the server never saw the request")?;
+        let log = s.network().take_frame_log();
+        let at = |card: usize, received: bool| -> anyhow::Result<u64> {
+            log.iter()
+                .find(|e: &&FrameEvent| e.card == card && e.received == received)
+                .map(|e| e.cycle)
+                .context("a frame missing from the log")
+        };
+        let (req_sent, req_in) = (at(0, false)?, at(1, true)?);
+        let (rsp_sent, rsp_in) = (at(1, false)?, at(0, true)?);
+        runs.push(Breakdown {
+            rtt: done - doorbell_before,
+            client_doorbell_to_wire: req_sent.saturating_sub(doorbell),
+            request_wire: req_in - req_sent,
+            server_wire_to_completion: seen - req_in,
+            server_host: replied - seen,
+            server_doorbell_to_wire: rsp_sent.saturating_sub(replied),
+            response_wire: rsp_in - rsp_sent,
+            client_wire_to_completion: done - rsp_in,
+        });
+    }
+    runs.sort_by_key(|b| b.rtt);
+    Ok(runs[runs.len() / 2])
+}
+
+/// p-th percentile (0..=100) of sorted cycles.
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn us(cycles: u64) -> f64 {
+    // 250 MHz: 4 ns a cycle.
+    cycles as f64 * 4.0 / 1000.0
+}
+
+fn report(args: &DemoArgs, o: &Outcome, bench: Option<&Breakdown>) {
+    let mut by_size: BTreeMap<usize, Vec<u64>> = BTreeMap::new();
+    for r in &o.rtts {
+        by_size.entry(r.bytes).or_default().push(r.cycles);
+    }
+    for v in by_size.values_mut() {
+        v.sort_unstable();
+    }
+    let sim_seconds = o.cycles as f64 * 4e-9;
+    let rpcs_per_second = o.rtts.len() as f64 / sim_seconds.max(1e-12);
+    let cycles_per_second = o.total_cycles as f64 / o.wall_seconds;
+    let breakdown_fields = |b: &Breakdown| {
+        [
+            (
+                "client doorbell -> request on the wire",
+                b.client_doorbell_to_wire,
+            ),
+            (
+                "request on the wire (serialization + 1 us cable)",
+                b.request_wire,
+            ),
+            (
+                "server card: wire -> completion seen",
+                b.server_wire_to_completion,
+            ),
+            ("server host: completion -> reply doorbell", b.server_host),
+            (
+                "server doorbell -> response on the wire",
+                b.server_doorbell_to_wire,
+            ),
+            ("response on the wire", b.response_wire),
+            (
+                "client card: wire -> completion seen",
+                b.client_wire_to_completion,
+            ),
+        ]
+    };
+    if args.json {
+        let sizes: Vec<_> = by_size
+            .iter()
+            .map(|(bytes, v)| {
+                serde_json::json!({
+                    "bytes": bytes,
+                    "rpcs": v.len(),
+                    "p50_cycles": percentile(v, 50.0),
+                    "p99_cycles": percentile(v, 99.0),
+                    "p50_us": us(percentile(v, 50.0)),
+                    "p99_us": us(percentile(v, 99.0)),
+                })
+            })
+            .collect();
+        let mut out = serde_json::json!({
+            "rpcs": o.rtts.len(),
+            "errors": o.errors,
+            "concurrency": args.concurrency,
+            "simulated_cycles": o.cycles,
+            "simulated_us": us(o.cycles),
+            "rpcs_per_simulated_second": rpcs_per_second,
+            "frames": o.frames,
+            "wall_seconds": o.wall_seconds,
+            "verilator_cycles_per_second": cycles_per_second,
+            "cards": 2,
+            "by_size": sizes,
+        });
+        if let Some(b) = bench {
+            let parts: serde_json::Map<_, _> = breakdown_fields(b)
+                .iter()
+                .map(|(k, v)| (k.to_string(), serde_json::json!(v)))
+                .collect();
+            out["unloaded_rtt_100b"] = serde_json::json!({
+                "cycles": b.rtt, "us": us(b.rtt), "breakdown_cycles": parts,
+            });
+        }
+        println!("{out}");
+        return;
+    }
+    if let Some(b) = bench {
+        println!(
+            "unloaded RTT of a {BENCH_BYTES}-byte RPC (median of {BENCH_RPCS}): {} cycles = {:.2} us at 250 MHz",
+            b.rtt,
+            us(b.rtt)
+        );
+        for (name, cycles) in breakdown_fields(b) {
+            println!("  {name:<52} {cycles:>6} cycles {:>7.2} us", us(cycles));
+        }
+        println!();
+    }
+    println!(
+        "{} echo RPCs between two simulated cards ({} outstanding), every response checked byte for byte",
+        o.rtts.len() + o.errors,
+        args.concurrency
+    );
+    println!(
+        "{:>8} {:>6} {:>11} {:>11} {:>9} {:>9}",
+        "bytes", "rpcs", "p50 cycles", "p99 cycles", "p50 us", "p99 us"
+    );
+    for (bytes, v) in &by_size {
+        let (p50, p99) = (percentile(v, 50.0), percentile(v, 99.0));
+        println!(
+            "{bytes:>8} {:>6} {p50:>11} {p99:>11} {:>9.2} {:>9.2}",
+            v.len(),
+            us(p50),
+            us(p99)
+        );
+    }
+    println!(
+        "{:.0} RPCs/s of simulated time ({} cycles = {:.1} us), {} frames, errors: {}",
+        rpcs_per_second,
+        o.cycles,
+        us(o.cycles),
+        o.frames,
+        o.errors
+    );
+    println!(
+        "Verilator: {:.0} cycles/s of wall time for the two-card network ({:.1} s)",
+        cycles_per_second, o.wall_seconds
+    );
+    if let Some(path) = &args.pcap {
+        println!("capture: {}", path.display());
+    }
+}
