@@ -1,0 +1,69 @@
+//! `homa-nic demo`: RPCs between two simulated cards through host-lib, the
+//! driver and the RTL; the capture it writes decodes entirely with homa-wire.
+
+use std::process::Command;
+
+use homa_wire::pcap::FrameReader;
+use homa_wire::{Frame, PacketType};
+
+fn homa_nic(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_homa-nic"))
+        .args(args)
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn demo_rpcs_are_echoed_and_every_captured_frame_decodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("demo.pcap");
+    let (ok, out, err) = homa_nic(&[
+        "demo",
+        "--count",
+        "8",
+        "--size",
+        "1,1425,3000",
+        "--concurrency",
+        "2",
+        "--json",
+        "--pcap",
+        pcap.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    assert_eq!(report["rpcs"], 8, "{report}");
+    assert_eq!(report["errors"], 0, "{report}");
+    let sizes: Vec<u64> = report["by_size"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes, [1, 1425, 3000]);
+    assert!(report["by_size"][0]["p50_cycles"].as_u64().unwrap() > 500);
+
+    // Sizes in turn: three RPCs of 1 B (one packet each way), three of
+    // 1425 B (two), two of 3000 B (three).
+    let frames: Vec<Frame> = FrameReader::open(&pcap)
+        .unwrap()
+        .map(|f| Frame::decode(&f.unwrap().bytes).expect("every frame decodes"))
+        .collect();
+    assert_eq!(frames.len() as u64, report["frames"].as_u64().unwrap());
+    assert_eq!(frames.len(), 2 * (3 + 3 * 2 + 2 * 3));
+    assert!(frames
+        .iter()
+        .all(|f| f.homa.packet_type() == PacketType::Data));
+}
+
+#[test]
+fn demo_refuses_a_size_above_the_limit() {
+    let (ok, _, err) = homa_nic(&["demo", "--size", "40001", "--count", "1"]);
+    assert!(!ok);
+    assert!(err.contains("1 to 40000 bytes"), "{err}");
+}
