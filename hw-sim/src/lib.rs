@@ -22,6 +22,7 @@ pub mod csr;
 pub mod host_memory;
 pub mod network;
 pub mod pcie;
+pub mod udp_wire;
 
 use std::ffi::CString;
 use std::ops::{Deref, DerefMut};

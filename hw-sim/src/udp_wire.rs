@@ -1,0 +1,142 @@
+//! A simulated card's Ethernet port on a real wire: each Ethernet frame (no
+//! FCS) travels as one UDP datagram, the format of QEMU's `-netdev dgram`
+//! (and `-netdev socket,udp=`). A card listening on A and sending to B shares
+//! a wire with a VM started with
+//! `-netdev dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=B,`
+//! `remote.type=inet,remote.host=127.0.0.1,remote.port=A -device e1000,netdev=n0`,
+//! or with another simulated card in another process.
+//!
+//! The socket is non-blocking: the card's clock never waits for the network.
+//! A datagram that is not a plausible Ethernet frame (shorter than a header,
+//! longer than a jumbo frame) is dropped and counted; the card's parser deals
+//! with everything else.
+
+use std::io::ErrorKind;
+use std::net::{SocketAddr, UdpSocket};
+
+/// Shortest datagram taken as a frame: an Ethernet header.
+pub const MIN_FRAME_BYTES: usize = 14;
+/// Longest: a 9000-byte jumbo frame with its Ethernet header.
+pub const MAX_FRAME_BYTES: usize = 9014;
+
+/// Why the wire could not be set up or used.
+#[derive(Debug, thiserror::Error)]
+pub enum UdpWireError {
+    #[error("cannot bind the UDP wire to {local}: {source}")]
+    Bind {
+        local: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("UDP wire {local} -> {remote}: {source}")]
+    Io {
+        local: SocketAddr,
+        remote: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// What went over the wire.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UdpWireStats {
+    pub frames_sent: u64,
+    pub frames_received: u64,
+    /// Datagrams too short or too long to be frames.
+    pub datagrams_dropped: u64,
+    /// Datagrams from an address other than the remote end.
+    pub foreign_datagrams: u64,
+}
+
+/// One end of the wire.
+pub struct UdpWire {
+    socket: UdpSocket,
+    local: SocketAddr,
+    remote: SocketAddr,
+    stats: UdpWireStats,
+}
+
+impl UdpWire {
+    /// Listens on `local`, sends to `remote`.
+    pub fn bind(local: SocketAddr, remote: SocketAddr) -> Result<UdpWire, UdpWireError> {
+        let socket =
+            UdpSocket::bind(local).map_err(|source| UdpWireError::Bind { local, source })?;
+        let local = socket
+            .local_addr()
+            .map_err(|source| UdpWireError::Bind { local, source })?;
+        socket
+            .set_nonblocking(true)
+            .map_err(|source| UdpWireError::Io {
+                local,
+                remote,
+                source,
+            })?;
+        Ok(UdpWire {
+            socket,
+            local,
+            remote,
+            stats: UdpWireStats::default(),
+        })
+    }
+
+    /// Sends to `remote` from now on (for wiring two ends bound to port 0).
+    pub fn set_remote(&mut self, remote: SocketAddr) {
+        self.remote = remote;
+    }
+
+    /// The address it listens on (useful after binding port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    pub fn stats(&self) -> &UdpWireStats {
+        &self.stats
+    }
+
+    /// Sends one frame as one datagram.
+    pub fn send(&mut self, frame: &[u8]) -> Result<(), UdpWireError> {
+        match self.socket.send_to(frame, self.remote) {
+            Ok(_) => {
+                self.stats.frames_sent += 1;
+                Ok(())
+            }
+            // Nobody listening yet (ICMP port unreachable from an earlier
+            // send): the frame is lost, as on a cable with no peer.
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => Ok(()),
+            Err(source) => Err(UdpWireError::Io {
+                local: self.local,
+                remote: self.remote,
+                source,
+            }),
+        }
+    }
+
+    /// Every frame that has arrived since the last call, in order.
+    pub fn receive(&mut self) -> Result<Vec<Vec<u8>>, UdpWireError> {
+        let mut frames = Vec::new();
+        let mut buf = vec![0u8; MAX_FRAME_BYTES + 1];
+        loop {
+            match self.socket.recv_from(&mut buf) {
+                Ok((n, from)) => {
+                    if from != self.remote {
+                        self.stats.foreign_datagrams += 1;
+                        continue;
+                    }
+                    if !(MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&n) {
+                        self.stats.datagrams_dropped += 1;
+                        continue;
+                    }
+                    self.stats.frames_received += 1;
+                    frames.push(buf[..n].to_vec());
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(frames),
+                Err(e) if e.kind() == ErrorKind::ConnectionRefused => continue,
+                Err(source) => {
+                    return Err(UdpWireError::Io {
+                        local: self.local,
+                        remote: self.remote,
+                        source,
+                    })
+                }
+            }
+        }
+    }
+}
