@@ -72,9 +72,20 @@ pub struct Card {
 }
 
 impl Card {
-    /// A card whose core has been reset, with empty host memory.
+    /// A card whose core has been reset, with empty host memory; its
+    /// waveform is kept in `target/vcd/<name>.vcd` only if the thread panics.
     pub fn new(name: &str, pcie: PcieConfig) -> Card {
-        let mut core: Sim<HomaCore> = Sim::traced_on_failure(name);
+        Self::build(Sim::traced_on_failure(name), pcie)
+    }
+
+    /// As [`Card::new`] without the waveform (unless `HOMA_VCD` asks for
+    /// one): tracing every signal costs most of the simulation's time, so
+    /// long runs (the demo, benchmarks) use this.
+    pub fn untraced(name: &str, pcie: PcieConfig) -> Card {
+        Self::build(Sim::new(name), pcie)
+    }
+
+    fn build(mut core: Sim<HomaCore>, pcie: PcieConfig) -> Card {
         core.set_m_axis_tx_tready(true);
         core.reset(4);
         Card {

@@ -78,7 +78,11 @@ struct Setup {
 
 impl Setup {
     fn new() -> anyhow::Result<Setup> {
-        let network = Arc::new(Mutex::new(SimNetwork::new("demo", 2, Default::default())));
+        let network = Arc::new(Mutex::new(SimNetwork::untraced(
+            "demo",
+            2,
+            Default::default(),
+        )));
         let client_nic = Nic::open_sim(&network, 0)?;
         let server_nic = Nic::open_sim(&network, 1)?;
         client_nic.set_address(CLIENT_MAC, CLIENT_IP)?;
