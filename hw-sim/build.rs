@@ -257,6 +257,9 @@ fn build_model(dir: &Path, name: &str, verilog: &str, waivers: &Path, ports: &[P
             &format!("V{name}.mk"),
             &format!("V{name}__ALL.a"),
             &format!("{ffi}.o"),
+            // Verilator's default is -Os; the model's speed is the whole
+            // simulation's speed, worth the longer compile.
+            "OPT_FAST=-O2",
         ]),
         "make (model)",
     );

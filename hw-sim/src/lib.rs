@@ -162,6 +162,10 @@ impl<M: Model> Sim<M> {
     /// the new cycle.
     pub fn tick(&mut self) {
         let t = self.cycle * CLOCK_PERIOD_PS;
+        // The falling edge and the inputs set since the last tick settle
+        // together (registers only act on rising edges); then the rising edge.
+        // The clock stays high between ticks.
+        self.model.set_clock(false);
         self.model.eval();
         if self.trace.is_some() {
             self.model.trace_dump(t);
@@ -171,8 +175,6 @@ impl<M: Model> Sim<M> {
         if self.trace.is_some() {
             self.model.trace_dump(t + CLOCK_PERIOD_PS / 2);
         }
-        self.model.set_clock(false);
-        self.model.eval();
         self.cycle += 1;
     }
 
