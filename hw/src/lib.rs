@@ -100,7 +100,7 @@ fn rename_top_module(verilog: &str, name: &str) -> String {
     let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$';
     let mut prev: Option<char> = None;
     while !rest.is_empty() {
-        let at_boundary = prev.map_or(true, |c| !is_ident(c));
+        let at_boundary = prev.is_none_or(|c| !is_ident(c));
         if at_boundary && (rest.starts_with("top$") || rest.starts_with("top(")) {
             out.push_str(name);
             rest = &rest[3..];
