@@ -3,8 +3,9 @@
 //!
 //! DESIGN NOTES
 //! ------------
-//! Every path that completes something (the TX engine today, the RX path
-//! next) hands this block a record and an endpoint; the block owns the rings'
+//! Both paths that complete something (the TX engine: a message sent; the RX
+//! engine: a message received) hand this block a record and an endpoint
+//! (the core arbitrates, RX first); the block owns the rings'
 //! producer indices, sets the phase bit (see `host_abi`), and never overwrites
 //! an entry the host has not consumed: a request waits (not ready) while the
 //! endpoint's ring is full. One request in flight at a time; a completion is a

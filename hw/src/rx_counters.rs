@@ -1,6 +1,8 @@
 //! RX counters register block: one 32-bit count per `RxVerdict`, so every
 //! frame the card receives is counted exactly once, as accepted or as a drop
-//! with its reason. Counters wrap; reads have no side effects.
+//! with its reason; then the RX path's own counters (FIFO overflows, messages
+//! delivered, RX engine drops, ARP replies), kept by their blocks and read
+//! here. Counters wrap; reads have no side effects.
 
 use rust_hdl::prelude::*;
 
