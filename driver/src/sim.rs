@@ -36,7 +36,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use homa_hw::regmap;
 use homa_hw_sim::card::Card;
 use homa_hw_sim::host_memory::PAGE_BYTES;
-pub use homa_hw_sim::network::SimNetwork;
+pub use homa_hw_sim::network::{FrameEvent, SimNetwork};
 use homa_hw_sim::pcie::PcieConfig;
 use homa_hw_sim::HomaCore;
 

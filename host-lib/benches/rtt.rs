@@ -1,0 +1,137 @@
+//! Benchmarks in simulated time (not wall-clock timed tests): the unloaded
+//! RTT of a 100-byte RPC between two simulated cards, in cycles and in us at
+//! 250 MHz with the default PCIe model, broken down by the network's frame
+//! log into the card's doorbell-to-wire and wire-to-completion times; and how
+//! many cycles per wall second Verilator runs for the two-card network.
+//!
+//! `cargo bench -p homa-host` (release build).
+
+use std::net::Ipv4Addr;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use homa_driver::sim::FrameEvent;
+use homa_host::{Endpoint, Nic, Peer, SimNetwork};
+
+/// RPCs measured one at a time; the median is reported.
+const RPCS: usize = 51;
+const BYTES: usize = 100;
+/// RPCs of the throughput run (sizes 100 B to 40 KB, 4 outstanding).
+const SPEED_RPCS: usize = 100;
+
+fn main() {
+    let network = Arc::new(Mutex::new(SimNetwork::untraced(
+        "bench-rtt",
+        2,
+        Default::default(),
+    )));
+    let nics: Vec<Nic> = (0..2)
+        .map(|i| {
+            let nic = Nic::open_sim(&network, i).unwrap();
+            nic.set_address(
+                [2, 0, 0, 0, 0, i as u8 + 1],
+                Ipv4Addr::new(10, 0, 0, i as u8 + 1),
+            )
+            .unwrap();
+            nic
+        })
+        .collect();
+    let mut client = Endpoint::open(&nics[0], 1000).unwrap();
+    let mut server = Endpoint::open(&nics[1], 99).unwrap();
+    let to_server = Peer::new(nics[1].ip(), nics[1].mac(), 99);
+    let cycle = || nics[0].cycle().unwrap();
+    let log = || network.lock().unwrap().take_frame_log();
+    network.lock().unwrap().log_frames(true);
+
+    // (rtt, doorbell -> request frame out, request frame in -> server's completion,
+    //  response frame in -> client's completion)
+    let mut runs = Vec::new();
+    let payload = vec![0xa5u8; BYTES];
+    for _ in 0..RPCS {
+        log();
+        let start = cycle();
+        let id = client.send_request(to_server, &payload).unwrap();
+        let doorbell = cycle();
+        let mut server_seen = 0;
+        let done = loop {
+            if let Some(r) = server.try_recv_request().unwrap() {
+                server_seen = cycle();
+                server.reply(r.id(), &r.message().bytes()).unwrap();
+            }
+            if let Some(r) = client.try_recv_response(id).unwrap() {
+                assert_eq!(*r.message().bytes(), payload[..]);
+                break cycle();
+            }
+            nics[0].wait();
+        };
+        let frames = log();
+        let at = |card, received| {
+            frames
+                .iter()
+                .find(|e: &&FrameEvent| e.card == card && e.received == received)
+                .unwrap()
+                .cycle
+        };
+        runs.push((
+            done - start,
+            at(0, false) - doorbell,
+            server_seen - at(1, true),
+            done - at(0, true),
+        ));
+    }
+    runs.sort();
+    let (rtt, doorbell_to_wire, server_wire_to_cpl, client_wire_to_cpl) = runs[RPCS / 2];
+    let us = |c: u64| c as f64 * nics[0].cycle_ns() / 1000.0;
+    println!("unloaded RTT, {BYTES}-byte echo RPC, two cards, 100 Gb/s cable + 1 us, default PCIe model (median of {RPCS}):");
+    println!(
+        "  RTT                                      {rtt:>6} cycles {:>7.2} us",
+        us(rtt)
+    );
+    println!(
+        "  client card: doorbell -> frame on wire   {doorbell_to_wire:>6} cycles {:>7.2} us",
+        us(doorbell_to_wire)
+    );
+    println!(
+        "  server card: frame in -> completion seen {server_wire_to_cpl:>6} cycles {:>7.2} us",
+        us(server_wire_to_cpl)
+    );
+    println!(
+        "  client card: frame in -> completion seen {client_wire_to_cpl:>6} cycles {:>7.2} us",
+        us(client_wire_to_cpl)
+    );
+    println!(
+        "  min {} / max {} cycles over {RPCS} RPCs",
+        runs.first().unwrap().0,
+        runs.last().unwrap().0
+    );
+
+    // Simulation speed under load: mixed sizes, 4 outstanding.
+    network.lock().unwrap().log_frames(false);
+    let sizes = [100usize, 1424, 5000, 40_000];
+    let wall = Instant::now();
+    let first = cycle();
+    let (mut sent, mut done, mut outstanding) = (0, 0, 0);
+    while done < SPEED_RPCS {
+        while outstanding < 4 && sent < SPEED_RPCS {
+            client
+                .send_request(to_server, &vec![sent as u8; sizes[sent % sizes.len()]])
+                .unwrap();
+            sent += 1;
+            outstanding += 1;
+        }
+        while let Some(r) = server.try_recv_request().unwrap() {
+            server.reply(r.id(), &r.message().bytes()).unwrap();
+        }
+        while client.try_recv_any_response().unwrap().is_some() {
+            done += 1;
+            outstanding -= 1;
+        }
+        nics[0].wait();
+    }
+    let cycles = cycle() - first;
+    let seconds = wall.elapsed().as_secs_f64();
+    println!(
+        "Verilator: {:.0} cycles/s of wall time for the two-card network ({cycles} cycles, {SPEED_RPCS} RPCs of 100 B-40 KB, {seconds:.1} s)",
+        cycles as f64 / seconds
+    );
+}
