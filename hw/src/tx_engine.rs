@@ -14,20 +14,23 @@
 //!   IDLE       pick the next endpoint with descriptors (round robin)
 //!   FETCH      DMA-read the 64-byte descriptor (one beat)
 //!   CHECK      opcode and length; a bad one completes with BAD_DESCRIPTOR
-//!   SEGMENT    hand the header fields to the TX header builder and request
-//!              the packet's payload (up to 1424 bytes, one MTU) by DMA read
-//!   STREAM     pass the payload beats to the framer; when the frame has left,
-//!              the next segment, or the completion
+//!   SEGMENT    hand the header fields to the TX header builder
+//!   STREAM     pass the packet's payload beats to the framer; when the
+//!              frame has left, the next segment, or the completion
+//! Beside SEGMENT and STREAM, an issuer requests the payload of the coming
+//! packets (up to 1424 bytes each, one MTU) by DMA read, up to
+//! `MAX_SEGMENTS_IN_FLIGHT` ahead of the one being sent, so the PCIe round
+//! trip is paid once per message rather than once per packet. This relies on
+//! read completions coming back in request order, as the PCIe model returns
+//! them by default; a shell that reorders completions needs a reorder buffer
+//! in front of this engine.
 //!   COMPLETE   hand the completion to the completion writer; advance the
 //!              ring's consumer index
 //! A DMA read error on the descriptor completes it with DMA_ERROR; on the
 //! payload, the frame in flight is marked bad (`frame_error`, which the core
-//! sends as `tuser` so the MAC spoils its FCS) and the message completes with
-//! DMA_ERROR after that frame: nothing more of it is sent.
-//!
-//! Throughput is that of a first version: a packet waits for its payload's
-//! DMA round trip (~200 cycles by default) before the next starts. Prefetching
-//! the next segment while the current one streams is the obvious next step.
+//! sends as `tuser` so the MAC spoils its FCS), the beats of reads already
+//! issued are drained (DRAIN), and the message completes with DMA_ERROR:
+//! nothing more of it is sent.
 
 use rust_hdl::prelude::*;
 
@@ -48,9 +51,12 @@ pub const UNSCHED_CUTOFFS: [u32; 4] = [200, 2800, 15_000, 1_000_000];
 /// Version of the cutoffs we send in DATA (HomaModule's default is 1).
 pub const CUTOFF_VERSION: u16 = 1;
 
-/// DMA read tags.
+/// DMA read tags: the descriptor's, and the first of the payload reads'
+/// (segment reads take `TAG_PAYLOAD + n mod MAX_SEGMENTS_IN_FLIGHT`).
 pub const TAG_DESCRIPTOR: u8 = 0;
-pub const TAG_PAYLOAD: u8 = 1;
+pub const TAG_PAYLOAD: u8 = 4;
+/// Payload reads issued ahead of the packet being sent.
+pub const MAX_SEGMENTS_IN_FLIGHT: u64 = 4;
 
 mod state {
     pub const IDLE: u64 = 0;
@@ -58,7 +64,7 @@ mod state {
     pub const FETCH_WAIT: u64 = 2;
     pub const CHECK: u64 = 3;
     pub const SEGMENT: u64 = 4;
-    pub const PAYLOAD_REQ: u64 = 5;
+    pub const DRAIN: u64 = 5;
     pub const STREAM: u64 = 6;
     pub const COMPLETE: u64 = 7;
 }
@@ -152,6 +158,21 @@ pub struct TxEngine {
     remaining: DFF<Bits<16>>,
     status: DFF<Bits<8>>,
     seg_error: DFF<bool>,
+    /// Offset of the next segment to request.
+    req_offset: DFF<Bits<32>>,
+    /// Segments requested and not yet sent.
+    in_flight: DFF<Bits<3>>,
+    /// Response beats still to come for the requests issued.
+    beats_due: DFF<Bits<8>>,
+    /// Low bits of the next payload read's tag.
+    req_tag: DFF<Bits<2>>,
+    req_left: Signal<Local, Bits<32>>,
+    req_len: Signal<Local, Bits<32>>,
+    req_beats: Signal<Local, Bits<16>>,
+    issue: Signal<Local, bool>,
+    issued: Signal<Local, bool>,
+    beat_taken: Signal<Local, bool>,
+    segment_sent: Signal<Local, bool>,
     /// Endpoint i has descriptors waiting (and is open).
     pend: [Signal<Local, bool>; ENDPOINTS],
     found: Signal<Local, bool>,
@@ -199,7 +220,8 @@ pub struct TxEngine {
     st_fetch_wait: Constant<Bits<4>>,
     st_check: Constant<Bits<4>>,
     st_segment: Constant<Bits<4>>,
-    st_payload_req: Constant<Bits<4>>,
+    st_drain: Constant<Bits<4>>,
+    max_in_flight: Constant<Bits<3>>,
     st_stream: Constant<Bits<4>>,
     st_complete: Constant<Bits<4>>,
     tag_descriptor: Constant<Bits<8>>,
@@ -273,6 +295,17 @@ impl Default for TxEngine {
             remaining: Default::default(),
             status: Default::default(),
             seg_error: Default::default(),
+            req_offset: Default::default(),
+            in_flight: Default::default(),
+            beats_due: Default::default(),
+            req_tag: Default::default(),
+            req_left: Default::default(),
+            req_len: Default::default(),
+            req_beats: Default::default(),
+            issue: Default::default(),
+            issued: Default::default(),
+            beat_taken: Default::default(),
+            segment_sent: Default::default(),
             pend: Default::default(),
             found: Default::default(),
             pick: Default::default(),
@@ -318,7 +351,8 @@ impl Default for TxEngine {
             st_fetch_wait: c4(state::FETCH_WAIT),
             st_check: c4(state::CHECK),
             st_segment: c4(state::SEGMENT),
-            st_payload_req: c4(state::PAYLOAD_REQ),
+            st_drain: c4(state::DRAIN),
+            max_in_flight: Constant::new(MAX_SEGMENTS_IN_FLIGHT.to_bits()),
             st_stream: c4(state::STREAM),
             st_complete: c4(state::COMPLETE),
             tag_descriptor: c8(TAG_DESCRIPTOR),
@@ -341,7 +375,11 @@ impl Logic for TxEngine {
             offset,
             remaining,
             status,
-            seg_error
+            seg_error,
+            req_offset,
+            in_flight,
+            beats_due,
+            req_tag
         );
 
         // Endpoints with descriptors waiting, and the round-robin pick among
@@ -556,6 +594,34 @@ impl Logic for TxEngine {
             ) << self.cpl_cookie.val());
         self.m_cpl_record.next = self.record.val();
 
+        // ---- the payload read issuer, ahead of the streamer ----
+        self.req_left.next = self.length.val() - self.req_offset.q.val();
+        self.req_len.next = self.req_left.val();
+        if self.req_left.val() > self.max_segment.val() {
+            self.req_len.next = self.max_segment.val();
+        }
+        self.req_beats.next = (self.req_len.val().get_bits::<16>(0) + 63) >> 6;
+        self.issue.next = ((self.state.q.val() == self.st_segment.val())
+            | (self.state.q.val() == self.st_stream.val()))
+            & (self.req_left.val() != 0)
+            & (self.in_flight.q.val() < self.max_in_flight.val());
+        if self.issue.val() {
+            self.m_dma_rd_req_valid.next = true;
+            self.m_dma_rd_req_addr.next = self
+                .desc
+                .q
+                .val()
+                .get_bits::<64>(self.at_buffer.val().index())
+                + bit_cast::<64, 32>(self.req_offset.q.val());
+            self.m_dma_rd_req_len.next = self.req_len.val().get_bits::<16>(0);
+            self.m_dma_rd_req_tag.next =
+                self.tag_payload.val() + bit_cast::<8, 2>(self.req_tag.q.val());
+        }
+        self.issued.next = self.issue.val() & self.m_dma_rd_req_ready.val();
+        if self.issued.val() {
+            self.req_offset.d.next = self.req_offset.q.val() + self.req_len.val();
+            self.req_tag.d.next = self.req_tag.q.val() + 1;
+        }
         // ---- the state machine ----
         if self.state.q.val() == self.st_idle.val() {
             if self.found.val() {
@@ -581,6 +647,7 @@ impl Logic for TxEngine {
             }
         } else if self.state.q.val() == self.st_check.val() {
             self.state.d.next = self.st_segment.val();
+            self.req_offset.d.next = 0.into();
             if ((self.opcode.val() != self.op_request.val())
                 & (self.opcode.val() != self.op_response.val()))
                 | (self.length.val() == 0)
@@ -594,20 +661,7 @@ impl Logic for TxEngine {
             self.hdr_valid.next = true;
             self.remaining.d.next = self.seg_len.val().get_bits::<16>(0);
             self.seg_error.d.next = false;
-            self.state.d.next = self.st_payload_req.val();
-        } else if self.state.q.val() == self.st_payload_req.val() {
-            self.m_dma_rd_req_valid.next = true;
-            self.m_dma_rd_req_addr.next = self
-                .desc
-                .q
-                .val()
-                .get_bits::<64>(self.at_buffer.val().index())
-                + bit_cast::<64, 32>(self.offset.q.val());
-            self.m_dma_rd_req_len.next = self.remaining.q.val();
-            self.m_dma_rd_req_tag.next = self.tag_payload.val();
-            if self.m_dma_rd_req_ready.val() {
-                self.state.d.next = self.st_stream.val();
-            }
+            self.state.d.next = self.st_stream.val();
         } else if self.state.q.val() == self.st_stream.val() {
             // Payload beats go straight through to the framer.
             self.m_pay_tvalid.next = self.s_dma_rd_rsp_valid.val() & (self.remaining.q.val() != 0);
@@ -629,11 +683,17 @@ impl Logic for TxEngine {
                 self.offset.d.next = self.offset.q.val() + self.seg_len.val();
                 self.state.d.next = self.st_segment.val();
                 if self.seg_error.q.val() {
+                    // Nothing more of this message: drain the reads issued.
                     self.status.d.next = self.status_dma_error.val();
-                    self.state.d.next = self.st_complete.val();
+                    self.state.d.next = self.st_drain.val();
                 } else if self.seg_len.val() == self.left.val() {
                     self.state.d.next = self.st_complete.val();
                 }
+            }
+        } else if self.state.q.val() == self.st_drain.val() {
+            self.s_dma_rd_rsp_ready.next = true;
+            if self.beats_due.q.val() == 0 {
+                self.state.d.next = self.st_complete.val();
             }
         } else if self.state.q.val() == self.st_complete.val() {
             self.m_cpl_valid.next = true;
@@ -648,9 +708,34 @@ impl Logic for TxEngine {
             }
         }
 
+        // After the state machine, which decides the response port's ready:
+        // a payload beat taken (streamed or drained), and a packet sent.
+        self.beat_taken.next = self.s_dma_rd_rsp_valid.val()
+            & self.s_dma_rd_rsp_ready.val()
+            & ((self.state.q.val() == self.st_stream.val())
+                | (self.state.q.val() == self.st_drain.val()));
+        self.segment_sent.next =
+            (self.state.q.val() == self.st_stream.val()) & self.frame_sent.val();
+        if self.issued.val() & !self.segment_sent.val() {
+            self.in_flight.d.next = self.in_flight.q.val() + 1;
+        } else if !self.issued.val() & self.segment_sent.val() {
+            self.in_flight.d.next = self.in_flight.q.val() - 1;
+        }
+        if self.issued.val() & self.beat_taken.val() {
+            self.beats_due.d.next =
+                self.beats_due.q.val() + self.req_beats.val().get_bits::<8>(0) - 1;
+        } else if self.issued.val() {
+            self.beats_due.d.next = self.beats_due.q.val() + self.req_beats.val().get_bits::<8>(0);
+        } else if self.beat_taken.val() {
+            self.beats_due.d.next = self.beats_due.q.val() - 1;
+        }
+
         if self.reset.val() {
             self.state.d.next = self.st_idle.val();
             self.next_endpoint.d.next = 0.into();
+            self.in_flight.d.next = 0.into();
+            self.beats_due.d.next = 0.into();
+            self.req_tag.d.next = 0.into();
             for i in 0..ENDPOINTS {
                 self.consumer[i].d.next = 0.into();
             }
