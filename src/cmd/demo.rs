@@ -33,6 +33,9 @@ const SERVER_PORT: u16 = 99;
 const DEFAULT_SIZES: [usize; 5] = [1, 100, 1424, 5000, 40_000];
 /// Cycles without a finished RPC after which the rest count as lost.
 const STALL_CYCLES: u64 = 2_000_000;
+/// Upper bounds of the size classes RTTs are grouped in for `--workload`
+/// (one packet holds 1424 bytes).
+const WORKLOAD_CLASSES: [usize; 7] = [100, 500, 1424, 2848, 10_000, 20_000, 40_000];
 /// RPCs of the unloaded-RTT measurement (`--bench`); the median is reported.
 const BENCH_RPCS: usize = 21;
 /// Bytes of the unloaded-RTT measurement's messages.
@@ -348,9 +351,22 @@ fn us(cycles: u64) -> f64 {
 }
 
 fn report(args: &DemoArgs, o: &Outcome, bench: Option<&Breakdown>) {
+    // Exact sizes for --size; size classes (keyed by their upper bound) for
+    // a workload, whose sizes are too many to list.
+    let classes = args.workload.is_some();
+    let class_of = |bytes: usize| {
+        if classes {
+            *WORKLOAD_CLASSES
+                .iter()
+                .find(|&&c| bytes <= c)
+                .unwrap_or(&bytes)
+        } else {
+            bytes
+        }
+    };
     let mut by_size: BTreeMap<usize, Vec<u64>> = BTreeMap::new();
     for r in &o.rtts {
-        by_size.entry(r.bytes).or_default().push(r.cycles);
+        by_size.entry(class_of(r.bytes)).or_default().push(r.cycles);
     }
     for v in by_size.values_mut() {
         v.sort_unstable();
@@ -389,7 +405,7 @@ fn report(args: &DemoArgs, o: &Outcome, bench: Option<&Breakdown>) {
             .iter()
             .map(|(bytes, v)| {
                 serde_json::json!({
-                    "bytes": bytes,
+                    if classes { "max_bytes" } else { "bytes" }: bytes,
                     "rpcs": v.len(),
                     "p50_cycles": percentile(v, 50.0),
                     "p99_cycles": percentile(v, 99.0),
@@ -441,7 +457,12 @@ fn report(args: &DemoArgs, o: &Outcome, bench: Option<&Breakdown>) {
     );
     println!(
         "{:>8} {:>6} {:>11} {:>11} {:>9} {:>9}",
-        "bytes", "rpcs", "p50 cycles", "p99 cycles", "p50 us", "p99 us"
+        if classes { "<= bytes" } else { "bytes" },
+        "rpcs",
+        "p50 cycles",
+        "p99 cycles",
+        "p50 us",
+        "p99 us"
     );
     for (bytes, v) in &by_size {
         let (p50, p99) = (percentile(v, 50.0), percentile(v, 99.0));
