@@ -208,4 +208,31 @@ int32_t homa_try_recv_response(struct HomaEndpoint *endpoint,
                                size_t capacity,
                                size_t *len_out);
 
+/*
+ As `homa_try_recv_request`, waiting (and letting the card progress)
+ until a request arrives.
+
+ # Safety
+ As `homa_try_recv_request`.
+ */
+int32_t homa_recv_request(struct HomaEndpoint *endpoint,
+                          uint8_t *buf,
+                          size_t capacity,
+                          size_t *len_out,
+                          uint64_t *id_out,
+                          struct HomaPeer *peer_out);
+
+/*
+ As `homa_try_recv_response`, waiting (and letting the card progress)
+ until the response arrives.
+
+ # Safety
+ As `homa_try_recv_response`.
+ */
+int32_t homa_recv_response(struct HomaEndpoint *endpoint,
+                           uint64_t id,
+                           uint8_t *buf,
+                           size_t capacity,
+                           size_t *len_out);
+
 #endif  /* HOMA_NIC_H */

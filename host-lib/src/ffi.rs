@@ -472,3 +472,57 @@ pub unsafe extern "C" fn homa_try_recv_response(
         Ok(HOMA_OK)
     })
 }
+
+/// As `homa_try_recv_request`, waiting (and letting the card progress)
+/// until a request arrives.
+///
+/// # Safety
+/// As `homa_try_recv_request`.
+#[no_mangle]
+pub unsafe extern "C" fn homa_recv_request(
+    endpoint: *mut HomaEndpoint,
+    buf: *mut u8,
+    capacity: usize,
+    len_out: *mut usize,
+    id_out: *mut u64,
+    peer_out: *mut HomaPeer,
+) -> i32 {
+    loop {
+        // SAFETY: as documented for the caller.
+        let rc =
+            unsafe { homa_try_recv_request(endpoint, buf, capacity, len_out, id_out, peer_out) };
+        if rc != HOMA_AGAIN {
+            return rc;
+        }
+        // SAFETY: non-NULL (the try call checked it), live per the caller.
+        wait_on(unsafe { &*endpoint });
+    }
+}
+
+/// As `homa_try_recv_response`, waiting (and letting the card progress)
+/// until the response arrives.
+///
+/// # Safety
+/// As `homa_try_recv_response`.
+#[no_mangle]
+pub unsafe extern "C" fn homa_recv_response(
+    endpoint: *mut HomaEndpoint,
+    id: u64,
+    buf: *mut u8,
+    capacity: usize,
+    len_out: *mut usize,
+) -> i32 {
+    loop {
+        // SAFETY: as documented for the caller.
+        let rc = unsafe { homa_try_recv_response(endpoint, id, buf, capacity, len_out) };
+        if rc != HOMA_AGAIN {
+            return rc;
+        }
+        // SAFETY: non-NULL (the try call checked it), live per the caller.
+        wait_on(unsafe { &*endpoint });
+    }
+}
+
+fn wait_on(endpoint: &HomaEndpoint) {
+    let _ = catch_unwind(AssertUnwindSafe(|| endpoint.endpoint.nic().wait()));
+}
