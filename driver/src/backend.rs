@@ -64,9 +64,11 @@ pub trait Backend: Send + Sync {
     fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error>;
 
     /// Lets the card make progress for about `cycles` core clock cycles while
-    /// the host waits (between polls of a completion ring). The sim ticks its
-    /// clock; a real card runs by itself, so the VFIO backend only hints the
-    /// CPU that it is spinning.
+    /// the host waits (between polls of a completion ring): "the host has
+    /// nothing to do until the device progresses". The sim ticks its clock
+    /// (a card on a `SimNetwork` steps the whole network, so the peers it
+    /// waits for progress too); a real card runs by itself, so the VFIO
+    /// backend only hints the CPU that it is spinning.
     fn advance(&self, cycles: u64);
 
     /// Core clock cycles the card has run, when the backend counts them (a
