@@ -202,3 +202,29 @@ fn dropping_a_received_message_gives_its_bpage_back() {
     nics[1].wait();
     assert_eq!(server.bpages_free().unwrap(), 4);
 }
+
+#[test]
+fn a_server_thread_and_a_client_thread_block_on_one_network() {
+    // Endpoints move to threads; each blocked call advances the shared clock.
+    fn assert_send<T: Send>() {}
+    assert_send::<Endpoint>();
+    assert_send::<Nic>();
+    let (_network, nics) = cards("host_threads", 2);
+    let mut server = Endpoint::open(&nics[1], 99).unwrap();
+    const RPCS: usize = 5;
+    let thread = std::thread::spawn(move || {
+        for _ in 0..RPCS {
+            let request = server.recv_request().unwrap();
+            server
+                .reply(request.id(), &request.message().bytes())
+                .unwrap();
+        }
+    });
+    let mut client = Endpoint::open(&nics[0], 1000).unwrap();
+    for n in 0..RPCS {
+        let data = vec![n as u8; 100 + 700 * n];
+        let id = client.send_request(peer(&nics[1], 99), &data).unwrap();
+        assert_eq!(client.recv_response(id).unwrap().message().to_vec(), data);
+    }
+    thread.join().unwrap();
+}
