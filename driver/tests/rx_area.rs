@@ -101,13 +101,10 @@ fn a_request_lands_in_the_peers_rx_area_and_its_bpage_comes_back() {
     }
 }
 
-/// RTL issue (reported, not worked around in the driver): a read of
-/// RX_BPAGES_FREE right after a write to RX_BPAGE_PUSH returns the count from
-/// before the push. On PCIe a read is ordered after the host's earlier posted
-/// writes, so a driver expects to see the push counted. Ignored until the
-/// core fixes it: `cargo test -p homa-driver --test rx_area -- --ignored`.
+/// On PCIe a read is ordered after the host's earlier posted writes, so a
+/// read of RX_BPAGES_FREE right after a write to RX_BPAGE_PUSH must count the
+/// push (the core once reported a count delayed by a cycle).
 #[test]
-#[ignore = "RTL: RX_BPAGES_FREE lags RX_BPAGE_PUSH by a few cycles"]
 fn bpages_free_counts_a_push_read_right_after_it() {
     let network = Arc::new(Mutex::new(SimNetwork::new(
         "driver_bpage_push_read",

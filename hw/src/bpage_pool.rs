@@ -108,7 +108,7 @@ impl Logic for BpagePool {
             self.head[e].d.next = self.head[e].q.val();
             self.tail[e].d.next = self.tail[e].q.val();
             self.count[e].d.next = self.tail[e].q.val() - self.head[e].q.val();
-            self.free[e].next = self.count[e].q.val();
+            self.free[e].next = self.tail[e].q.val() - self.head[e].q.val();
             if self.sel_endpoint.val().index() == e {
                 self.sel_head.next = self.head[e].q.val();
                 self.sel_count.next = self.count[e].q.val();
