@@ -25,6 +25,16 @@
 //!   the testbench's network model, not here.
 //! - Capture: frames are written as they leave a card, once each, stamped
 //!   with the cycle their last beat left times 4 ns (250 MHz).
+//! - A real wire ([`SimNetwork::on_udp_wire`]): one card whose port is a
+//!   [`UdpWire`] (one frame per datagram, QEMU's `-netdev dgram`) instead of
+//!   a cable. Every `UDP_POLL_CYCLES` cycles the socket is drained into the
+//!   card's RX port; what the card transmits is sent at once. The far end
+//!   runs on its own clock (another process, a VM, a Linux host), so there
+//!   is no cable delay to model: the wire's latency is whatever loopback or
+//!   the kernel gives. Frames received from the wire are captured too,
+//!   stamped with the cycle they were handed to the card. Frames that are
+//!   not Homa are the card's business (its parser counts them, its ARP
+//!   responder answers requests for its address).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -38,12 +48,16 @@ use homa_wire::pcap::{FrameWriter, PcapError};
 use crate::cable::Cable;
 use crate::card::Card;
 use crate::pcie::PcieConfig;
+use crate::udp_wire::{UdpWire, UdpWireStats};
 use crate::CLOCK_PERIOD_PS;
 
 /// Link rate of every cable, in Gb/s.
 pub const DEFAULT_LINK_GBPS: u64 = 100;
 /// Cycles of cable, PHY and switch latency per hop (1 us at 250 MHz).
 pub const DEFAULT_LINK_DELAY_CYCLES: u64 = 250;
+/// Cycles between polls of a UDP wire's socket (a system call each): 64 ns
+/// of simulated latency at most, against a few us of wall time per poll.
+pub const UDP_POLL_CYCLES: u64 = 16;
 
 /// A frame leaving or reaching a card, for latency breakdowns
 /// ([`SimNetwork::log_frames`]).
@@ -70,6 +84,8 @@ enum Links {
         cables: Vec<Cable>,
         macs: HashMap<[u8; 6], usize>,
     },
+    /// One card, its port a UDP socket pair.
+    Udp(UdpWire),
 }
 
 /// Cards on a network, clocked together.
@@ -84,6 +100,9 @@ pub struct SimNetwork {
     frames: u64,
     /// Every frame sent and received, when logging.
     log: Option<Vec<FrameEvent>>,
+    /// The last cycle a frame left a card or came in from a UDP wire (the
+    /// CLI sleeps when this is long past).
+    last_frame_cycle: u64,
 }
 
 impl SimNetwork {
@@ -161,6 +180,49 @@ impl SimNetwork {
             capture_error: None,
             frames: 0,
             log: None,
+            last_frame_cycle: 0,
+        }
+    }
+
+    /// One card (without waveform, [`Card::untraced`]) named `name`, its
+    /// Ethernet port on `wire` instead of a cable.
+    pub fn on_udp_wire(name: &str, wire: UdpWire, pcie: PcieConfig) -> SimNetwork {
+        SimNetwork {
+            cards: vec![Arc::new(Mutex::new(Card::untraced(name, pcie)))],
+            links: Links::Udp(wire),
+            capture: None,
+            capture_error: None,
+            frames: 0,
+            log: None,
+            last_frame_cycle: 0,
+        }
+    }
+
+    /// The UDP wire's counters, for a network made by [`SimNetwork::on_udp_wire`].
+    pub fn udp_stats(&self) -> Option<&UdpWireStats> {
+        match &self.links {
+            Links::Udp(wire) => Some(wire.stats()),
+            _ => None,
+        }
+    }
+
+    /// The last cycle a frame left a card or came in from a UDP wire (0 if
+    /// none has).
+    pub fn last_frame_cycle(&self) -> u64 {
+        self.last_frame_cycle
+    }
+
+    /// On a UDP wire: waits up to `timeout` of wall time for a datagram
+    /// (the card's clock stands still meanwhile); true if one is waiting.
+    /// Other networks have no outside world: false at once.
+    pub fn wait_for_wire(&mut self, timeout: Duration) -> bool {
+        match &mut self.links {
+            Links::Udp(wire) => wire.wait_readable(timeout).unwrap_or_else(|e| {
+                tracing::warn!("{e}");
+                std::thread::sleep(timeout);
+                false
+            }),
+            _ => false,
         }
     }
 
@@ -278,6 +340,21 @@ impl SimNetwork {
     /// `skip`'s, which wait), forwarding through the switch.
     fn deliver(&mut self, now: u64, skip: Option<usize>) {
         match &mut self.links {
+            Links::Udp(wire) => {
+                if skip == Some(0) || now % UDP_POLL_CYCLES != 0 {
+                    return;
+                }
+                let frames = wire.receive().unwrap_or_else(|e| {
+                    tracing::warn!("{e}");
+                    Vec::new()
+                });
+                for frame in frames {
+                    log_received(&mut self.log, 0, now, frame.len());
+                    capture(&mut self.capture, &mut self.capture_error, now, &frame);
+                    self.last_frame_cycle = now;
+                    lock(&self.cards[0]).receive(&frame);
+                }
+            }
             Links::Cable(cable) => {
                 for (lane, to) in [(0, 1), (1, 0)] {
                     if to >= self.cards.len() || Some(to) == skip {
@@ -320,6 +397,7 @@ impl SimNetwork {
     /// Puts a frame card `from` sent at `cycle` on its link (and in the capture).
     fn transmit(&mut self, from: usize, cycle: u64, bytes: Vec<u8>) {
         self.frames += 1;
+        self.last_frame_cycle = self.last_frame_cycle.max(cycle);
         if let Some(log) = &mut self.log {
             log.push(FrameEvent {
                 card: from,
@@ -328,15 +406,13 @@ impl SimNetwork {
                 received: false,
             });
         }
-        if let Some(writer) = &mut self.capture {
-            let at = Duration::from_nanos(cycle * CLOCK_PERIOD_PS / 1000);
-            if let Err(e) = writer.write(at, &bytes) {
-                tracing::warn!("capture stopped: {e}");
-                self.capture = None;
-                self.capture_error.get_or_insert(e);
-            }
-        }
+        capture(&mut self.capture, &mut self.capture_error, cycle, &bytes);
         match &mut self.links {
+            Links::Udp(wire) => {
+                if let Err(e) = wire.send(&bytes) {
+                    tracing::warn!("frame lost: {e}");
+                }
+            }
             Links::Cable(cable) => {
                 if self.cards.len() == 2 {
                     cable.send(from, cycle, bytes);
@@ -349,6 +425,24 @@ impl SimNetwork {
                     cables[from].send(0, cycle, bytes);
                 }
             }
+        }
+    }
+}
+
+/// Writes a frame seen at `cycle` to the capture, if any; the first error
+/// stops it and is kept.
+fn capture(
+    capture: &mut Option<FrameWriter<BufWriter<File>>>,
+    error: &mut Option<PcapError>,
+    cycle: u64,
+    bytes: &[u8],
+) {
+    if let Some(writer) = capture {
+        let at = Duration::from_nanos(cycle * CLOCK_PERIOD_PS / 1000);
+        if let Err(e) = writer.write(at, bytes) {
+            tracing::warn!("capture stopped: {e}");
+            *capture = None;
+            error.get_or_insert(e);
         }
     }
 }

@@ -13,6 +13,7 @@
 
 use std::io::ErrorKind;
 use std::net::{SocketAddr, UdpSocket};
+use std::time::Duration;
 
 /// Shortest datagram taken as a frame: an Ethernet header.
 pub const MIN_FRAME_BYTES: usize = 14;
@@ -106,6 +107,33 @@ impl UdpWire {
                 remote: self.remote,
                 source,
             }),
+        }
+    }
+
+    /// Waits up to `timeout` (wall time) for a datagram to arrive; true if
+    /// one is waiting (it stays queued for [`UdpWire::receive`]). For a
+    /// process whose card has nothing to do: it sleeps here instead of
+    /// clocking an idle model.
+    pub fn wait_readable(&mut self, timeout: Duration) -> Result<bool, UdpWireError> {
+        let io = |source| UdpWireError::Io {
+            local: self.local,
+            remote: self.remote,
+            source,
+        };
+        self.socket.set_nonblocking(false).map_err(io)?;
+        self.socket
+            .set_read_timeout(Some(timeout.max(Duration::from_micros(1))))
+            .map_err(io)?;
+        // Peeking one byte of a longer datagram truncates only the copy.
+        let peeked = self.socket.peek_from(&mut [0u8; 1]);
+        self.socket.set_nonblocking(true).map_err(io)?;
+        match peeked {
+            Ok(_) => Ok(true),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => Ok(false),
+            // An ICMP error from an earlier send, now consumed: no frame, but
+            // no reason to sleep either.
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => Ok(true),
+            Err(source) => Err(io(source)),
         }
     }
 

@@ -3,6 +3,9 @@
 pub mod decode;
 pub mod demo;
 pub mod info;
+pub mod rpc;
 pub mod sample_capture;
+pub mod server;
 pub mod sim;
 pub mod verilog;
+pub mod wire;

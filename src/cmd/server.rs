@@ -1,0 +1,107 @@
+//! `homa-nic server`: an echo server on one simulated card whose Ethernet
+//! port is a UDP wire. Every request is answered with its own bytes. Runs
+//! until killed, or until it has answered `--max-rpcs` requests (then it lets
+//! the card finish sending, flushes the capture and exits).
+//!
+//! The card runs as fast as Verilator allows while frames come and go; once
+//! nothing has moved for a while it sleeps until a datagram arrives (see
+//! `wire::IDLE_WAIT`), so an idle server does not spin a core.
+
+use clap::Args;
+use homa_host::{Endpoint, Error, Request};
+
+use super::wire::WireArgs;
+
+#[derive(Args, Debug)]
+pub struct ServerArgs {
+    #[command(flatten)]
+    pub wire: WireArgs,
+    /// The Homa port to serve (1 to 32767).
+    #[arg(long)]
+    pub port: u16,
+    /// Exit after answering this many requests.
+    #[arg(long)]
+    pub max_rpcs: Option<u64>,
+    /// One JSON object at exit instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
+    let card = args.wire.open("server")?;
+    let mut endpoint = Endpoint::open(&card.nic, args.port)?;
+    tracing::info!(
+        wire = ?args.wire.wire,
+        mac = %args.wire.mac,
+        ip = %args.wire.ip,
+        port = args.port,
+        "echo server up"
+    );
+    if !args.json {
+        println!(
+            "homa-nic server: {} ({}) port {}, wire udp {} -> {}",
+            args.wire.ip, args.wire.mac, args.port, args.wire.wire.local, args.wire.wire.remote
+        );
+    }
+    let mut served = 0u64;
+    let mut bytes = 0u64;
+    while args.max_rpcs.map_or(true, |max| served < max) {
+        match endpoint.try_recv_request()? {
+            Some(request) => {
+                bytes += request.message().len() as u64;
+                echo(&card, &mut endpoint, request)?;
+                served += 1;
+            }
+            None => card.wait(),
+        }
+    }
+    // Dropping the endpoint waits for the card to send the last responses.
+    drop(endpoint);
+    card.finish()?;
+    let stats = card.network().udp_stats().cloned().unwrap_or_default();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "rpcs": served,
+                "bytes": bytes,
+                "cycles": card.cycle(),
+                "frames_sent": stats.frames_sent,
+                "frames_received": stats.frames_received,
+                "datagrams_dropped": stats.datagrams_dropped,
+                "foreign_datagrams": stats.foreign_datagrams,
+            })
+        );
+    } else {
+        println!(
+            "served {served} RPCs ({bytes} bytes) in {} cycles; frames sent {}, received {}",
+            card.cycle(),
+            stats.frames_sent,
+            stats.frames_received
+        );
+    }
+    Ok(())
+}
+
+/// Replies to `request` with its own bytes, waiting while the TX ring is full.
+fn echo(card: &super::wire::Card, endpoint: &mut Endpoint, request: Request) -> anyhow::Result<()> {
+    let peer = request.peer();
+    tracing::info!(
+        id = %request.id(),
+        bytes = request.message().len(),
+        from = %format!("{}:{}", peer.ip, peer.port),
+        mac = %homa_wire::MacAddr(peer.mac),
+        cycle = card.cycle(),
+        "request received"
+    );
+    let (id, payload) = (request.id(), request.message().to_vec());
+    // The request's bpage goes back to the card before the reply.
+    drop(request);
+    loop {
+        match endpoint.reply(id, &payload) {
+            Ok(()) => return Ok(()),
+            Err(Error::RingFull { .. }) => card.wait(),
+            Err(e) => return Err(e.into()),
+        }
+    }
+}

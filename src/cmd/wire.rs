@@ -1,0 +1,176 @@
+//! What `homa-nic server` and `homa-nic rpc` share: one simulated card whose
+//! Ethernet port is a UDP socket pair (`--wire udp:...`), its addresses, the
+//! peers' MACs given by hand (`--neighbor`), an optional capture, and the
+//! loop step that lets an idle card sleep.
+//!
+//! `--wire udp:LHOST:LPORT:RHOST:RPORT`: the card listens on LHOST:LPORT and
+//! sends to RHOST:RPORT, one Ethernet frame (no FCS) per datagram, the format
+//! of QEMU's `-netdev dgram` (see docs/udp-wire.md). Hosts are IPv4 addresses.
+
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use homa_host::{Nic, SimNetwork};
+use homa_hw_sim::udp_wire::UdpWire;
+use homa_wire::MacAddr;
+
+/// Cycles without a frame in or out after which the card counts as idle
+/// (80 us simulated; a busy card sends or receives every few hundred).
+pub const IDLE_CYCLES: u64 = 20_000;
+/// Wall time an idle card's process sleeps, waiting for a datagram, between
+/// steps. A datagram ends the sleep at once, so it costs no latency; while
+/// nothing arrives, the card runs a few cycles per sleep instead of tens of
+/// thousands per second (its timers, which count cycles, slow down alike).
+pub const IDLE_WAIT: Duration = Duration::from_millis(20);
+
+/// A card's port on a UDP wire: `udp:LHOST:LPORT:RHOST:RPORT`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wire {
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+}
+
+impl std::str::FromStr for Wire {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Wire, String> {
+        let usage =
+            "the form is udp:LHOST:LPORT:RHOST:RPORT, e.g. udp:127.0.0.1:5000:127.0.0.1:5001 \
+                     (listen on LHOST:LPORT, send to RHOST:RPORT; IPv4 hosts)";
+        let rest = s
+            .strip_prefix("udp:")
+            .ok_or_else(|| format!("wire {s:?}: only UDP wires exist; {usage}"))?;
+        let parts: Vec<&str> = rest.split(':').collect();
+        if parts.len() != 4 {
+            return Err(format!("wire {s:?}: {usage}"));
+        }
+        let addr = |host: &str, port: &str, what: &str| -> Result<SocketAddr, String> {
+            let ip: Ipv4Addr = host
+                .parse()
+                .map_err(|_| format!("wire {s:?}: {what} host {host:?} is not an IPv4 address"))?;
+            let port: u16 = port
+                .parse()
+                .map_err(|_| format!("wire {s:?}: {what} port {port:?} is not 0 to 65535"))?;
+            Ok(SocketAddr::V4(SocketAddrV4::new(ip, port)))
+        };
+        let local = addr(parts[0], parts[1], "local")?;
+        let remote = addr(parts[2], parts[3], "remote")?;
+        if remote.port() == 0 {
+            return Err(format!("wire {s:?}: the remote port must not be 0"));
+        }
+        Ok(Wire { local, remote })
+    }
+}
+
+/// A peer's MAC given by hand: `IP=MAC`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Neighbor {
+    pub ip: Ipv4Addr,
+    pub mac: MacAddr,
+}
+
+impl std::str::FromStr for Neighbor {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Neighbor, String> {
+        let (ip, mac) = s.split_once('=').ok_or_else(|| {
+            format!("neighbor {s:?}: the form is IP=MAC, e.g. 10.0.0.1=52:54:00:12:34:56")
+        })?;
+        Ok(Neighbor {
+            ip: ip
+                .parse()
+                .map_err(|_| format!("neighbor {s:?}: {ip:?} is not an IPv4 address"))?,
+            mac: mac.parse()?,
+        })
+    }
+}
+
+/// The card and its wire, as both commands take them.
+#[derive(Args, Debug)]
+pub struct WireArgs {
+    /// The card's Ethernet port: udp:LHOST:LPORT:RHOST:RPORT (listen on LHOST:LPORT, send to RHOST:RPORT; one frame per datagram, as QEMU's -netdev dgram).
+    #[arg(long)]
+    pub wire: Wire,
+    /// The card's MAC address, e.g. 02:00:00:00:00:02.
+    #[arg(long)]
+    pub mac: MacAddr,
+    /// The card's IPv4 address (it answers ARP for it).
+    #[arg(long)]
+    pub ip: Ipv4Addr,
+    /// A peer's MAC, IP=MAC (repeatable): the card does not resolve peers by ARP yet.
+    #[arg(long = "neighbor", value_name = "IP=MAC")]
+    pub neighbors: Vec<Neighbor>,
+    /// Capture every frame sent and received into this pcap file (timestamps: card cycle x 4 ns).
+    #[arg(long)]
+    pub pcap: Option<PathBuf>,
+}
+
+/// One simulated card on its UDP wire, opened through the host library.
+pub struct Card {
+    pub network: Arc<Mutex<SimNetwork>>,
+    pub nic: Nic,
+}
+
+impl WireArgs {
+    /// Binds the wire, builds the card on it and opens it with the addresses given.
+    pub fn open(&self, name: &str) -> anyhow::Result<Card> {
+        let wire = UdpWire::bind(self.wire.local, self.wire.remote)?;
+        let mut network = SimNetwork::on_udp_wire(name, wire, Default::default());
+        if let Some(path) = &self.pcap {
+            network
+                .capture_to(path)
+                .with_context(|| format!("capturing to {}", path.display()))?;
+        }
+        let network = Arc::new(Mutex::new(network));
+        let nic = Nic::open_sim(&network, 0)?;
+        nic.set_address(self.mac.0, self.ip)?;
+        Ok(Card { network, nic })
+    }
+
+    /// The MAC of `ip`, from `--neighbor`.
+    pub fn neighbor_mac(&self, ip: Ipv4Addr) -> anyhow::Result<[u8; 6]> {
+        self.neighbors
+            .iter()
+            .find(|n| n.ip == ip)
+            .map(|n| n.mac.0)
+            .with_context(|| {
+                format!(
+                    "no MAC address for {ip}: give --neighbor {ip}=MAC \
+                     (the card answers ARP but does not resolve its peers by ARP yet)"
+                )
+            })
+    }
+}
+
+impl Card {
+    pub fn network(&self) -> MutexGuard<'_, SimNetwork> {
+        self.network.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Cycles the card has run.
+    pub fn cycle(&self) -> u64 {
+        self.nic.cycle().expect("a simulated card counts cycles")
+    }
+
+    /// Lets the card run a few cycles; when it has been idle for
+    /// `IDLE_CYCLES`, first sleeps until a datagram arrives or `IDLE_WAIT`
+    /// passes.
+    pub fn wait(&self) {
+        {
+            let mut network = self.network();
+            if network.cycle() - network.last_frame_cycle() > IDLE_CYCLES {
+                network.wait_for_wire(IDLE_WAIT);
+            }
+        }
+        self.nic.wait();
+    }
+
+    /// Stops the capture, flushing it.
+    pub fn finish(&self) -> anyhow::Result<()> {
+        self.network()
+            .finish_capture()
+            .context("writing the capture")
+    }
+}
