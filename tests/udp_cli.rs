@@ -1,0 +1,213 @@
+//! `homa-nic server` and `homa-nic rpc` as two processes, each a simulated
+//! card on a UDP wire over 127.0.0.1 (QEMU's `-netdev dgram` format): RPCs
+//! complete, responses are checked, both captures decode, both processes
+//! exit. Bounded: either process still running after `DEADLINE` is killed
+//! and the test fails.
+
+use std::io::Read;
+use std::net::UdpSocket;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use homa_wire::pcap::FrameReader;
+use homa_wire::{Body, Frame};
+
+const DEADLINE: Duration = Duration::from_secs(90);
+const SIZES: [usize; 4] = [1, 100, 1424, 20_000];
+
+/// Two free UDP ports on 127.0.0.1 (bound to port 0, then released).
+fn free_ports() -> (u16, u16) {
+    let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+    (
+        a.local_addr().unwrap().port(),
+        b.local_addr().unwrap().port(),
+    )
+}
+
+fn spawn(args: &[String]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_homa-nic"))
+        .args(args)
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for `child` until `deadline`; kills it if it is still running.
+/// Returns (exited successfully, stdout, stderr).
+fn finish(mut child: Child, deadline: Instant) -> (bool, String, String) {
+    let ok = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.success();
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (mut out, mut err) = (String::new(), String::new());
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (ok, out, err)
+}
+
+fn s(v: &str) -> String {
+    v.to_string()
+}
+
+#[test]
+fn a_server_and_a_client_process_complete_rpcs_over_udp() {
+    let deadline = Instant::now() + DEADLINE;
+    let dir = tempfile::tempdir().unwrap();
+    let (server_pcap, client_pcap) = (
+        dir.path().join("server.pcap"),
+        dir.path().join("client.pcap"),
+    );
+    let (server_port, client_port) = free_ports();
+    let sizes: Vec<String> = SIZES.iter().map(|s| s.to_string()).collect();
+
+    let server = spawn(&[
+        s("server"),
+        s("--wire"),
+        format!("udp:127.0.0.1:{server_port}:127.0.0.1:{client_port}"),
+        s("--mac"),
+        s("02:00:00:00:00:02"),
+        s("--ip"),
+        s("10.0.0.2"),
+        s("--port"),
+        s("99"),
+        s("--max-rpcs"),
+        SIZES.len().to_string(),
+        s("--json"),
+        s("--pcap"),
+        server_pcap.to_str().unwrap().to_string(),
+    ]);
+    // The server's socket is bound before its card is built; the client's
+    // first request would only be lost (and time out) if it came earlier.
+    std::thread::sleep(Duration::from_millis(500));
+    let client = spawn(&[
+        s("rpc"),
+        s("--wire"),
+        format!("udp:127.0.0.1:{client_port}:127.0.0.1:{server_port}"),
+        s("--mac"),
+        s("02:00:00:00:00:01"),
+        s("--ip"),
+        s("10.0.0.1"),
+        s("--neighbor"),
+        s("10.0.0.2=02:00:00:00:00:02"),
+        s("--to"),
+        s("10.0.0.2:99"),
+        s("--size"),
+        sizes.join(","),
+        s("--timeout-s"),
+        s("30"),
+        s("--json"),
+        s("--pcap"),
+        client_pcap.to_str().unwrap().to_string(),
+    ]);
+    let (client_ok, client_out, client_err) = finish(client, deadline);
+    let (server_ok, server_out, server_err) = finish(server, deadline);
+    assert!(
+        client_ok,
+        "client failed:\n{client_out}\n{client_err}\nserver:\n{server_out}\n{server_err}"
+    );
+    assert!(server_ok, "server failed:\n{server_out}\n{server_err}");
+
+    let report: serde_json::Value = serde_json::from_str(&client_out).expect("one JSON object");
+    assert_eq!(report["rpcs"], SIZES.len(), "{report}");
+    assert_eq!(report["mismatches"], 0, "{report}");
+    let results = report["results"].as_array().unwrap();
+    for (r, &size) in results.iter().zip(&SIZES) {
+        assert_eq!(r["bytes"], size, "{report}");
+        assert_eq!(r["ok"], true, "{report}");
+        assert!(r["cycles"].as_u64().unwrap() > 0, "{report}");
+    }
+    let served: serde_json::Value = serde_json::from_str(&server_out).expect("one JSON object");
+    assert_eq!(served["rpcs"], SIZES.len(), "{served}");
+
+    // Both captures hold every frame of both directions, and each decodes.
+    // DATA packets carry at most 1424 bytes: ceil(size / 1424) per message.
+    let packets: usize = SIZES.iter().map(|s| s.div_ceil(1424)).sum::<usize>() * 2;
+    for pcap in [&server_pcap, &client_pcap] {
+        let frames: Vec<Frame> = FrameReader::open(pcap)
+            .unwrap()
+            .map(|f| Frame::decode(&f.unwrap().bytes).expect("every frame decodes"))
+            .collect();
+        assert_eq!(frames.len(), packets, "{}", pcap.display());
+        let payload: usize = frames
+            .iter()
+            .map(|f| match &f.homa.body {
+                Body::Data(d) => d.payload.len(),
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(payload, 2 * SIZES.iter().sum::<usize>());
+    }
+    assert_eq!(served["frames_received"].as_u64(), Some(packets as u64 / 2));
+    assert_eq!(served["frames_sent"].as_u64(), Some(packets as u64 / 2));
+}
+
+#[test]
+fn a_bad_wire_or_neighbor_is_refused_with_the_expected_form() {
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_homa-nic"))
+            .args(args)
+            .output()
+            .unwrap();
+        (out.status.success(), String::from_utf8(out.stderr).unwrap())
+    };
+    let common = [
+        "--mac",
+        "02:00:00:00:00:01",
+        "--ip",
+        "10.0.0.1",
+        "--to",
+        "10.0.0.2:99",
+    ];
+    let (ok, err) = run(&[&["rpc", "--wire", "udp:127.0.0.1:5000"][..], &common].concat());
+    assert!(!ok);
+    assert!(err.contains("udp:LHOST:LPORT:RHOST:RPORT"), "{err}");
+    let (ok, err) = run(&[
+        &["rpc", "--wire", "tcp:127.0.0.1:1:127.0.0.1:2"][..],
+        &common,
+    ]
+    .concat());
+    assert!(!ok);
+    assert!(err.contains("only UDP wires"), "{err}");
+    let (ok, err) = run(&[
+        &[
+            "rpc",
+            "--wire",
+            "udp:127.0.0.1:0:127.0.0.1:9",
+            "--neighbor",
+            "10.0.0.2",
+        ][..],
+        &common,
+    ]
+    .concat());
+    assert!(!ok);
+    assert!(err.contains("IP=MAC"), "{err}");
+    // No MAC for the server: refused before any card is built.
+    let (ok, err) = run(&[
+        &["rpc", "--wire", "udp:127.0.0.1:0:127.0.0.1:9"][..],
+        &common,
+    ]
+    .concat());
+    assert!(!ok);
+    assert!(err.contains("--neighbor 10.0.0.2=MAC"), "{err}");
+}
