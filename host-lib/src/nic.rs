@@ -44,7 +44,8 @@ impl Nic {
     }
 
     /// Opens card `index` of a simulated network; waiting on it advances the
-    /// whole network.
+    /// whole network. The network may be one card on a real wire
+    /// (`SimNetwork::on_udp_wire`: frames as UDP datagrams, docs/udp-wire.md).
     pub fn open_sim(network: &Arc<Mutex<SimNetwork>>, index: usize) -> Result<Nic, Error> {
         Self::open(SimBackend::on_network(network, index))
     }
