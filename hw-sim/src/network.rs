@@ -341,7 +341,7 @@ impl SimNetwork {
     fn deliver(&mut self, now: u64, skip: Option<usize>) {
         match &mut self.links {
             Links::Udp(wire) => {
-                if skip == Some(0) || now % UDP_POLL_CYCLES != 0 {
+                if skip == Some(0) || !now.is_multiple_of(UDP_POLL_CYCLES) {
                     return;
                 }
                 let frames = wire.receive().unwrap_or_else(|e| {

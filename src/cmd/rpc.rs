@@ -56,8 +56,8 @@ pub fn run(args: &RpcArgs) -> anyhow::Result<()> {
     if let Some(bad) = args.size.iter().find(|&&s| s == 0 || s > MAX_MESSAGE_BYTES) {
         bail!("--size {bad}: sizes are 1 to {MAX_MESSAGE_BYTES} bytes (unscheduled messages only until grants land)");
     }
-    if !(args.timeout_s > 0.0) {
-        bail!("--timeout-s must be positive");
+    if !args.timeout_s.is_finite() || args.timeout_s <= 0.0 {
+        bail!("--timeout-s must be a positive number of seconds");
     }
     let server_ip = match args.to {
         SocketAddr::V4(a) => *a.ip(),

@@ -45,7 +45,7 @@ pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
     }
     let mut served = 0u64;
     let mut bytes = 0u64;
-    while args.max_rpcs.map_or(true, |max| served < max) {
+    while args.max_rpcs.is_none_or(|max| served < max) {
         match endpoint.try_recv_request()? {
             Some(request) => {
                 bytes += request.message().len() as u64;
