@@ -38,7 +38,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -93,7 +93,7 @@ pub struct SimNetwork {
     cards: Vec<Arc<Mutex<Card>>>,
     links: Links,
     /// Every transmitted frame, when capturing.
-    capture: Option<FrameWriter<BufWriter<File>>>,
+    capture: Option<FrameWriter<CaptureFile>>,
     /// The first error writing the capture (reported by `finish_capture`).
     capture_error: Option<PcapError>,
     /// Frames put on the wire so far, by all cards.
@@ -260,9 +260,22 @@ impl SimNetwork {
         self.log.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
-    /// Captures every frame transmitted from now on into a pcap file at `path`.
+    /// Captures every frame transmitted from now on into a pcap file at
+    /// `path` (on a UDP wire, received frames too). On a UDP wire each frame
+    /// is written through at once (a process on a real wire is often
+    /// stopped by a signal); otherwise the file is buffered until
+    /// [`SimNetwork::finish_capture`].
     pub fn capture_to(&mut self, path: impl AsRef<Path>) -> Result<(), PcapError> {
-        self.capture = Some(FrameWriter::create(path)?);
+        let path = path.as_ref();
+        let file = File::create(path).map_err(|source| PcapError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let out: CaptureFile = match self.links {
+            Links::Udp(_) => Box::new(file),
+            _ => Box::new(BufWriter::new(file)),
+        };
+        self.capture = Some(FrameWriter::new(out)?);
         Ok(())
     }
 
@@ -429,10 +442,13 @@ impl SimNetwork {
     }
 }
 
+/// Where a capture goes: a file, buffered or not.
+type CaptureFile = Box<dyn Write + Send>;
+
 /// Writes a frame seen at `cycle` to the capture, if any; the first error
 /// stops it and is kept.
 fn capture(
-    capture: &mut Option<FrameWriter<BufWriter<File>>>,
+    capture: &mut Option<FrameWriter<CaptureFile>>,
     error: &mut Option<PcapError>,
     cycle: u64,
     bytes: &[u8],
