@@ -206,6 +206,17 @@ fn a_server_and_a_client_process_complete_rpcs_over_udp() {
     }
     assert_eq!(served["frames_sent"].as_u64(), Some(packets as u64 / 2 + 1));
     assert!(served["frames_received"].as_u64().unwrap() >= packets as u64 / 2 + 2);
+    // The card's parser took the requests and counted the ARP and IPv6
+    // frames as not IPv4 (its ARP responder answered the ARP).
+    assert_eq!(
+        served["rx_verdicts"]["Accept"].as_u64(),
+        Some(packets as u64 / 2),
+        "{served}"
+    );
+    assert!(
+        served["rx_verdicts"]["NotIpv4"].as_u64().unwrap() >= 2,
+        "{served}"
+    );
 }
 
 #[test]

@@ -59,6 +59,7 @@ pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
     drop(endpoint);
     card.finish()?;
     let stats = card.network().udp_stats().cloned().unwrap_or_default();
+    let verdicts = card.rx_verdicts()?;
     if args.json {
         println!(
             "{}",
@@ -70,6 +71,7 @@ pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
                 "frames_received": stats.frames_received,
                 "datagrams_dropped": stats.datagrams_dropped,
                 "foreign_datagrams": stats.foreign_datagrams,
+                "rx_verdicts": verdicts,
             })
         );
     } else {
@@ -78,6 +80,10 @@ pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
             card.cycle(),
             stats.frames_sent,
             stats.frames_received
+        );
+        println!(
+            "card RX frames by parser verdict: {}",
+            serde_json::Value::from(verdicts)
         );
     }
     Ok(())

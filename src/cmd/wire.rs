@@ -167,6 +167,18 @@ impl Card {
         self.nic.wait();
     }
 
+    /// The card's RX counters that are not zero, by parser verdict: how
+    /// many frames were accepted, and why the others (ARP, IPv6, ...) were not.
+    pub fn rx_verdicts(&self) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
+        let counters = self.nic.device().rx_counters()?;
+        Ok(counters
+            .read_all()?
+            .into_iter()
+            .filter(|&(_, n)| n > 0)
+            .map(|(verdict, n)| (format!("{verdict:?}"), n.into()))
+            .collect())
+    }
+
     /// Stops the capture, flushing it.
     pub fn finish(&self) -> anyhow::Result<()> {
         self.network()
