@@ -268,3 +268,30 @@ fn a_bad_wire_or_neighbor_is_refused_with_the_expected_form() {
     assert!(!ok);
     assert!(err.contains("--neighbor 10.0.0.2=MAC"), "{err}");
 }
+
+#[test]
+fn a_client_with_no_server_times_out_and_fails() {
+    let (port, nobody) = free_ports();
+    let start = Instant::now();
+    let (ok, out, err) = finish(
+        spawn(&[
+            s("rpc"),
+            s("--wire"),
+            format!("udp:127.0.0.1:{port}:127.0.0.1:{nobody}"),
+            s("--mac"),
+            s("02:00:00:00:00:01"),
+            s("--ip"),
+            s("10.0.0.1"),
+            s("--neighbor"),
+            s("10.0.0.2=02:00:00:00:00:02"),
+            s("--to"),
+            s("10.0.0.2:99"),
+            s("--timeout-s"),
+            s("0.5"),
+        ]),
+        Instant::now() + DEADLINE,
+    );
+    assert!(!ok, "{out}");
+    assert!(err.contains("no response in 0.5 s"), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(30));
+}

@@ -91,7 +91,8 @@ pub fn run(args: &RpcArgs) -> anyhow::Result<()> {
         };
         let Some(response) = response else {
             failure = Some(format!(
-                "RPC {i} ({bytes} bytes) to {}: no response in {:.1} s",
+                "RPC {i} ({bytes} bytes) to {}: no response in {:.1} s (is the server up, \
+                 with the mirror image of this --wire, and --neighbor its MAC?)",
                 args.to, args.timeout_s
             ));
             break;

@@ -16,7 +16,7 @@ use super::wire::WireArgs;
 pub struct ServerArgs {
     #[command(flatten)]
     pub wire: WireArgs,
-    /// The Homa port to serve (1 to 32767).
+    /// The Homa port to serve (HomaModule's servers use 1 to 32767).
     #[arg(long)]
     pub port: u16,
     /// Exit after answering this many requests.
