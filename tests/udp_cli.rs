@@ -67,6 +67,23 @@ fn finish(mut child: Child, deadline: Instant) -> (bool, String, String) {
     (ok, out, err)
 }
 
+/// An ICMP echo request from the peer to the card (10.0.0.1 -> 10.0.0.2),
+/// with a valid IPv4 header: valid IP, not Homa.
+fn icmp_echo() -> Vec<u8> {
+    let mut f = vec![
+        2, 0, 0, 0, 0, 2, 0x52, 0x54, 0, 0x12, 0x34, 0x56, 0x08, 0x00,
+    ];
+    let mut ip = vec![
+        0x45, 0, 0, 28, 0, 1, 0, 0, 64, 1, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+    ];
+    let checksum = homa_wire::ipv4_checksum(&ip);
+    ip[10..12].copy_from_slice(&checksum.to_be_bytes());
+    f.extend(ip);
+    f.extend([8, 0, 0xf7, 0xfe, 0, 1, 0, 0]);
+    f.resize(60, 0);
+    f
+}
+
 fn s(v: &str) -> String {
     v.to_string()
 }
@@ -99,8 +116,8 @@ fn a_server_and_a_client_process_complete_rpcs_over_udp() {
         server_pcap.to_str().unwrap().to_string(),
     ]);
     // Before the client, a plain socket at the client's address plays a
-    // Linux host: it asks for the card's MAC by ARP and sends a frame that is
-    // not Homa (IPv6), which the card must count and survive. Retried: the
+    // Linux host: it asks for the card's MAC by ARP and sends two frames that
+    // are not Homa (IPv6, ICMP), which the card must count and survive. Retried: the
     // server process may still be building its card.
     let peer = UdpSocket::bind(("127.0.0.1", client_port)).unwrap();
     peer.set_read_timeout(Some(Duration::from_millis(200)))
@@ -131,6 +148,8 @@ fn a_server_and_a_client_process_complete_rpcs_over_udp() {
         "10.0.0.2".parse::<std::net::Ipv4Addr>().unwrap()
     );
     peer.send_to(&ipv6, ("127.0.0.1", server_port)).unwrap();
+    peer.send_to(&icmp_echo(), ("127.0.0.1", server_port))
+        .unwrap();
     drop(peer);
     let client = spawn(&[
         s("rpc"),
@@ -176,7 +195,8 @@ fn a_server_and_a_client_process_complete_rpcs_over_udp() {
     // DATA packets carry at most 1424 bytes: ceil(size / 1424) per message.
     let packets: usize = SIZES.iter().map(|s| s.div_ceil(1424)).sum::<usize>() * 2;
     // The server's also holds the ARP requests that reached its card (the
-    // first may have come before it listened), its one reply, and the IPv6 frame.
+    // first may have come before it listened), its one reply, and the IPv6
+    // and ICMP frames.
     for (pcap, extra) in [(&server_pcap, true), (&client_pcap, false)] {
         let all: Vec<Vec<u8>> = FrameReader::open(pcap)
             .unwrap()
@@ -185,13 +205,13 @@ fn a_server_and_a_client_process_complete_rpcs_over_udp() {
         let arp = all.iter().filter(|f| ArpFrame::decode(f).is_ok()).count();
         let frames: Vec<Frame> = all
             .iter()
-            .filter(|f| ArpFrame::decode(f).is_err() && f[12..14] != [0x86, 0xdd])
+            .filter(|f| ArpFrame::decode(f).is_err() && f[12..14] != [0x86, 0xdd] && f[23] != 1)
             .map(|f| Frame::decode(f).expect("every Homa frame decodes"))
             .collect();
         assert_eq!(frames.len(), packets, "{}", pcap.display());
         if extra {
             assert!((2..=arp_requests + 1).contains(&arp), "{arp} ARP frames");
-            assert_eq!(all.len(), packets + arp + 1);
+            assert_eq!(all.len(), packets + arp + 2);
         } else {
             assert_eq!(all.len(), packets);
         }
@@ -207,7 +227,8 @@ fn a_server_and_a_client_process_complete_rpcs_over_udp() {
     assert_eq!(served["frames_sent"].as_u64(), Some(packets as u64 / 2 + 1));
     assert!(served["frames_received"].as_u64().unwrap() >= packets as u64 / 2 + 2);
     // The card's parser took the requests and counted the ARP and IPv6
-    // frames as not IPv4 (its ARP responder answered the ARP).
+    // frames as not IPv4 (its ARP responder answered the ARP), the ICMP one
+    // as not Homa.
     assert_eq!(
         served["rx_verdicts"]["Accept"].as_u64(),
         Some(packets as u64 / 2),
@@ -215,6 +236,11 @@ fn a_server_and_a_client_process_complete_rpcs_over_udp() {
     );
     assert!(
         served["rx_verdicts"]["NotIpv4"].as_u64().unwrap() >= 2,
+        "{served}"
+    );
+    assert_eq!(
+        served["rx_verdicts"]["NotHoma"].as_u64(),
+        Some(1),
         "{served}"
     );
 }
