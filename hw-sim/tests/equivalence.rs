@@ -17,20 +17,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rust_hdl::prelude::*;
 use support::random_wire_frame;
-
-/// A beat's bytes as a RustHDL value, lane 0 in bits 7:0.
-fn to_bits512(b: &Beat) -> Bits<512> {
-    b.data
-        .iter()
-        .rev()
-        .fold(Bits::<512>::default(), |acc, &byte| {
-            (acc << 8) | Bits::<512>::from(byte as u64)
-        })
-}
-
-fn words<const N: usize, const W: usize>(x: Bits<N>) -> [u32; W] {
-    std::array::from_fn(|i| x.get_bits::<32>(32 * i).to_u32())
-}
+use support::rusthdl::{bits_from_words, rtl_tick, words_from_bits};
 
 /// Every output of the parser, as both simulators report it.
 #[derive(Debug, PartialEq)]
@@ -47,7 +34,7 @@ fn rtl_outputs(p: &RxParserRtl) -> Outputs {
         valid: p.m_meta_valid.val(),
         reason: p.m_meta_reason.val().to_u64(),
         frame_len: p.m_meta_frame_len.val().to_u64(),
-        window: words(p.m_meta_window.val()),
+        window: words_from_bits(p.m_meta_window.val()),
         fields: [
             p.m_meta_type.val().to_u64(),
             p.m_meta_src_mac.val().to_u64(),
@@ -94,16 +81,6 @@ fn verilator_outputs(s: &Sim<RxParser>) -> Outputs {
     }
 }
 
-/// One clock cycle of RustHDL's simulation: settle the new inputs, rising
-/// edge, falling edge (what `Sim::tick` does with the Verilator model).
-fn rtl_tick(p: &mut RxParserRtl) {
-    assert!(simulate(p, 100), "RustHDL logic did not converge");
-    p.clock.next = true.into();
-    assert!(simulate(p, 100), "RustHDL logic did not converge");
-    p.clock.next = false.into();
-    assert!(simulate(p, 100), "RustHDL logic did not converge");
-}
-
 #[test]
 fn rx_parser_rusthdl_and_verilator_agree_cycle_by_cycle() {
     let mut rng = ChaCha8Rng::seed_from_u64(3);
@@ -129,7 +106,7 @@ fn rx_parser_rusthdl_and_verilator_agree_cycle_by_cycle() {
 
     rtl.reset.next = true;
     sim.set_reset(true);
-    rtl_tick(&mut rtl);
+    rtl_tick!(rtl);
     sim.tick();
     rtl.reset.next = false;
     sim.set_reset(false);
@@ -149,7 +126,7 @@ fn rx_parser_rusthdl_and_verilator_agree_cycle_by_cycle() {
                 false,
             ),
         };
-        rtl.s_axis_tdata.next = to_bits512(&data);
+        rtl.s_axis_tdata.next = bits_from_words(&data.words());
         rtl.s_axis_tkeep.next = keep.to_bits();
         rtl.s_axis_tlast.next = last;
         rtl.s_axis_tvalid.next = valid;
@@ -157,7 +134,7 @@ fn rx_parser_rusthdl_and_verilator_agree_cycle_by_cycle() {
         sim.set_s_axis_tkeep(keep);
         sim.set_s_axis_tlast(last);
         sim.set_s_axis_tvalid(valid);
-        rtl_tick(&mut rtl);
+        rtl_tick!(rtl);
         sim.tick();
         let (a, b) = (rtl_outputs(&rtl), verilator_outputs(&sim));
         assert_eq!(

@@ -7,7 +7,10 @@
 //! drives the same-set sequences the bypass exists for, and a last test holds
 //! RustHDL's own simulation and Verilator to the same outputs cycle by cycle.
 
+mod support;
+
 use std::collections::VecDeque;
+use support::rusthdl::rtl_tick;
 
 use homa_hw::rpc_table::{
     self as rt, set_index, slot, RpcKey, RpcOp, CLEAR_CYCLES, LATENCY_CYCLES, SETS, SLOTS, WAYS,
@@ -609,15 +612,6 @@ fn to_bits128(v: u128) -> Bits<128> {
     (Bits::<128>::from((v >> 64) as u64) << 64) | Bits::<128>::from(v as u64)
 }
 
-/// One clock cycle of RustHDL's simulation, as `Sim::tick` does it.
-fn rtl_tick(t: &mut rt::RpcTable) {
-    assert!(simulate(t, 100), "RustHDL logic did not converge");
-    t.clock.next = true.into();
-    assert!(simulate(t, 100), "RustHDL logic did not converge");
-    t.clock.next = false.into();
-    assert!(simulate(t, 100), "RustHDL logic did not converge");
-}
-
 #[test]
 fn rpc_table_rusthdl_and_verilator_agree_cycle_by_cycle() {
     let mut rng = ChaCha8Rng::seed_from_u64(6);
@@ -644,7 +638,7 @@ fn rpc_table_rusthdl_and_verilator_agree_cycle_by_cycle() {
         sim.set_s_req_valid(valid);
         sim.set_s_req_op(op);
         sim.set_s_req_key(&key_words(&key));
-        rtl_tick(&mut rtl);
+        rtl_tick!(rtl);
         sim.tick();
         let (a, b) = (rtl_outputs(&rtl), verilator_outputs(&sim));
         assert_eq!(

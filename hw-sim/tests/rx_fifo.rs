@@ -18,6 +18,7 @@
 mod support;
 
 use std::collections::VecDeque;
+use support::rusthdl::{bits_from_words, rtl_tick, words_from_bits};
 
 use homa_hw::rx_fifo::{RxFifo as RxFifoRtl, DEPTH};
 use homa_hw::rx_parser::RxVerdict;
@@ -503,16 +504,6 @@ fn back_to_back_minimum_frames_fill_the_frame_queue() {
 
 // ---- RustHDL vs Verilator ----
 
-fn to_bits512(words: &[u32; 16]) -> Bits<512> {
-    words.iter().rev().fold(Bits::<512>::default(), |acc, &w| {
-        (acc << 32) | Bits::<512>::from(w as u64)
-    })
-}
-
-fn words512(x: Bits<512>) -> [u32; 16] {
-    std::array::from_fn(|i| x.get_bits::<32>(32 * i).to_u32())
-}
-
 /// Every output, as both simulators report it.
 #[derive(Debug, PartialEq)]
 struct Outputs {
@@ -528,7 +519,7 @@ struct Outputs {
 fn rtl_outputs(f: &RxFifoRtl) -> Outputs {
     Outputs {
         valid: f.m_axis_tvalid.val(),
-        data: words512(f.m_axis_tdata.val()),
+        data: words_from_bits(f.m_axis_tdata.val()),
         keep: f.m_axis_tkeep.val().to_u64(),
         last: f.m_axis_tlast.val(),
         frame_len: f.m_axis_frame_len.val().to_u64(),
@@ -549,14 +540,6 @@ fn verilator_outputs(s: &Sim<RxFifo>) -> Outputs {
     }
 }
 
-fn rtl_tick(f: &mut RxFifoRtl) {
-    assert!(simulate(f, 100), "RustHDL logic did not converge");
-    f.clock.next = true.into();
-    assert!(simulate(f, 100), "RustHDL logic did not converge");
-    f.clock.next = false.into();
-    assert!(simulate(f, 100), "RustHDL logic did not converge");
-}
-
 #[test]
 fn rx_fifo_rusthdl_and_verilator_agree_cycle_by_cycle() {
     let mut rng = ChaCha8Rng::seed_from_u64(4);
@@ -565,7 +548,7 @@ fn rx_fifo_rusthdl_and_verilator_agree_cycle_by_cycle() {
     let mut sim: Sim<RxFifo> = Sim::traced_on_failure("equivalence_rx_fifo");
     rtl.reset.next = true;
     sim.set_reset(true);
-    rtl_tick(&mut rtl);
+    rtl_tick!(rtl);
     sim.tick();
     rtl.reset.next = false;
     sim.set_reset(false);
@@ -590,7 +573,7 @@ fn rx_fifo_rusthdl_and_verilator_agree_cycle_by_cycle() {
         } else {
             rng.gen_bool(0.05)
         };
-        rtl.s_axis_tdata.next = to_bits512(&data);
+        rtl.s_axis_tdata.next = bits_from_words(&data);
         rtl.s_axis_tkeep.next = keep.to_bits();
         rtl.s_axis_tlast.next = last;
         rtl.s_axis_tvalid.next = valid;
@@ -608,7 +591,7 @@ fn rx_fifo_rusthdl_and_verilator_agree_cycle_by_cycle() {
         sim.set_s_verdict_frame_len(len);
         sim.set_s_verdict_meta(meta);
         sim.set_m_axis_tready(ready);
-        rtl_tick(&mut rtl);
+        rtl_tick!(rtl);
         sim.tick();
         let (a, b) = (rtl_outputs(&rtl), verilator_outputs(&sim));
         assert_eq!(

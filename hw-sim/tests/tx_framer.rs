@@ -17,6 +17,7 @@ use homa_wire::{Body, PacketType};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rust_hdl::prelude::*;
+use support::rusthdl::{bits_from_words, rtl_tick, words_from_bits};
 
 /// One packet as the framer's producers see it.
 struct Job {
@@ -359,16 +360,6 @@ fn one_beat_per_cycle_without_back_pressure() {
 
 // ---- RustHDL vs Verilator ----
 
-fn to_bits512(words: &[u32; 16]) -> Bits<512> {
-    words.iter().rev().fold(Bits::<512>::default(), |acc, &w| {
-        (acc << 32) | Bits::<512>::from(w as u64)
-    })
-}
-
-fn words512(x: Bits<512>) -> [u32; 16] {
-    std::array::from_fn(|i| x.get_bits::<32>(32 * i).to_u32())
-}
-
 /// Every output, as both simulators report it.
 #[derive(Debug, PartialEq)]
 struct Outputs {
@@ -385,7 +376,7 @@ fn rtl_outputs(f: &TxFramerRtl) -> Outputs {
         hdr_ready: f.s_hdr_ready.val(),
         pay_ready: f.s_axis_pay_tready.val(),
         valid: f.m_axis_tx_tvalid.val(),
-        data: words512(f.m_axis_tx_tdata.val()),
+        data: words_from_bits(f.m_axis_tx_tdata.val()),
         keep: f.m_axis_tx_tkeep.val().to_u64(),
         last: f.m_axis_tx_tlast.val(),
     }
@@ -402,14 +393,6 @@ fn verilator_outputs(s: &Sim<TxFramer>) -> Outputs {
     }
 }
 
-fn rtl_tick(f: &mut TxFramerRtl) {
-    assert!(simulate(f, 100), "RustHDL logic did not converge");
-    f.clock.next = true.into();
-    assert!(simulate(f, 100), "RustHDL logic did not converge");
-    f.clock.next = false.into();
-    assert!(simulate(f, 100), "RustHDL logic did not converge");
-}
-
 #[test]
 fn tx_framer_rusthdl_and_verilator_agree_cycle_by_cycle() {
     let mut rng = ChaCha8Rng::seed_from_u64(3);
@@ -418,7 +401,7 @@ fn tx_framer_rusthdl_and_verilator_agree_cycle_by_cycle() {
     let mut sim: Sim<TxFramer> = Sim::traced_on_failure("equivalence_tx_framer");
     rtl.reset.next = true;
     sim.set_reset(true);
-    rtl_tick(&mut rtl);
+    rtl_tick!(rtl);
     sim.tick();
     rtl.reset.next = false;
     sim.set_reset(false);
@@ -439,11 +422,11 @@ fn tx_framer_rusthdl_and_verilator_agree_cycle_by_cycle() {
         let (hv, pv, ready) = (rng.gen_bool(0.5), rng.gen_bool(0.7), rng.gen_bool(0.7));
         let (keep, last): (u64, bool) = (rng.gen(), rng.gen());
         rtl.s_hdr_valid.next = hv;
-        rtl.s_hdr_beat0.next = to_bits512(&b0);
-        rtl.s_hdr_beat1.next = to_bits512(&b1);
+        rtl.s_hdr_beat0.next = bits_from_words(&b0);
+        rtl.s_hdr_beat1.next = bits_from_words(&b1);
         rtl.s_hdr_frame_len.next = (frame_len as u64).to_bits();
         rtl.s_hdr_header_len.next = (header_len as u64).to_bits();
-        rtl.s_axis_pay_tdata.next = to_bits512(&pay);
+        rtl.s_axis_pay_tdata.next = bits_from_words(&pay);
         rtl.s_axis_pay_tkeep.next = keep.to_bits();
         rtl.s_axis_pay_tlast.next = last;
         rtl.s_axis_pay_tvalid.next = pv;
@@ -458,7 +441,7 @@ fn tx_framer_rusthdl_and_verilator_agree_cycle_by_cycle() {
         sim.set_s_axis_pay_tlast(last);
         sim.set_s_axis_pay_tvalid(pv);
         sim.set_m_axis_tx_tready(ready);
-        rtl_tick(&mut rtl);
+        rtl_tick!(rtl);
         sim.tick();
         let (a, b) = (rtl_outputs(&rtl), verilator_outputs(&sim));
         assert_eq!(

@@ -207,3 +207,4 @@ pub fn expected_verdict(bytes: &[u8]) -> RxVerdict {
 }
 
 pub mod host;
+pub mod rusthdl;
