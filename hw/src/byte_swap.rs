@@ -24,11 +24,12 @@ pub struct ByteSwap512 {
 
 impl Logic for ByteSwap512 {
     fn update(&mut self) {
+        // Word k of the beat, its bytes reversed, becomes word 7 - k.
         let beat = self.beat.val();
         let mut swapped = Bits::<512>::default();
-        for lane in 0..64 {
-            let byte: Bits<512> = bit_cast(beat.get_bits::<8>(8 * lane));
-            swapped = swapped | (byte << (8 * (63 - lane)) as u64);
+        for word in 0..8 {
+            let reversed = beat.get_bits::<64>(64 * word).to_u64().swap_bytes();
+            swapped = swapped | (Bits::<512>::from(reversed) << (64 * (7 - word)) as u64);
         }
         self.swapped.next = swapped;
     }
