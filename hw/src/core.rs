@@ -283,6 +283,7 @@ impl Logic for HomaCore {
         self.rx_counters.path[5].next = self.rx_engine.drop_no_bpage.val();
         self.rx_counters.path[6].next = self.rx_engine.drop_too_big.val();
         self.rx_counters.path[7].next = self.arp.replies.val();
+        self.rx_counters.path[8].next = self.rx_engine.drop_out_of_order.val();
         self.arp.clock.next = self.clock.val();
         self.arp.reset.next = self.reset.val();
         self.arp.s_axis_tdata.next = self.s_axis_rx_tdata.val();

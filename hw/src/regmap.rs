@@ -93,8 +93,10 @@ pub mod rx_counters {
     pub const DROP_TOO_BIG: u32 = 0x5c;
     /// ARP requests for the card's address answered.
     pub const ARP_REPLIES: u32 = 0x60;
+    /// DATA not at the offset its RPC expects next (duplicates, gaps).
+    pub const DROP_OUT_OF_ORDER: u32 = 0x64;
     /// The RX path counters in address order, 4 bytes apart.
-    pub const PATH_COUNTERS: [u32; 8] = [
+    pub const PATH_COUNTERS: [u32; 9] = [
         FIFO_OVERFLOWS,
         MESSAGES_DELIVERED,
         DROP_CONTROL,
@@ -103,6 +105,7 @@ pub mod rx_counters {
         DROP_NO_BPAGE,
         DROP_TOO_BIG,
         ARP_REPLIES,
+        DROP_OUT_OF_ORDER,
     ];
 }
 

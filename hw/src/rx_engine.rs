@@ -24,12 +24,12 @@
 //!             (a completion entry with the bpage's offset) and REMOVE the RPC.
 //!
 //! Limits of this first version, each counted where it drops: messages must
-//! fit one bpage (64 KiB; unscheduled messages are at most 40 000 bytes);
-//! a duplicate packet is counted twice (no per-RPC range tracking yet, so a
-//! duplicate can complete a message early: the network tests here have none,
-//! and the grant/retransmit work replaces the counter with HomaModule's gap
-//! list); an RPC table set that is full, or an endpoint with no bpage, drops
-//! the packet.
+//! fit one bpage (64 KiB; unscheduled messages are at most 40 000 bytes); a
+//! packet must carry the next offset the RPC expects (in order; duplicates
+//! and packets after a gap are dropped, since there is no per-RPC range
+//! tracking or retransmission yet: the grant/retransmit work replaces this
+//! with HomaModule's gap list); an RPC table set that is full, or an endpoint
+//! with no bpage, drops the packet.
 
 use rust_hdl::prelude::*;
 
@@ -122,6 +122,8 @@ pub struct RxEngine {
     pub drop_rpc_full: Signal<Out, Bits<32>>,
     pub drop_no_bpage: Signal<Out, Bits<32>>,
     pub drop_too_big: Signal<Out, Bits<32>>,
+    /// DATA whose offset is not the next the RPC expects (duplicates, gaps).
+    pub drop_out_of_order: Signal<Out, Bits<32>>,
 
     swap: ByteSwap512,
     fields: HeaderFields,
@@ -147,6 +149,11 @@ pub struct RxEngine {
     drop_rpc_full_count: DFF<Bits<32>>,
     drop_no_bpage_count: DFF<Bits<32>>,
     drop_too_big_count: DFF<Bits<32>>,
+    drop_out_of_order_count: DFF<Bits<32>>,
+    /// Every beat of the current frame has been taken.
+    frame_done: DFF<bool>,
+    /// The offset the next packet of this RPC must carry.
+    expected_offset: Signal<Local, Bits<32>>,
     match_ep: [Signal<Local, bool>; ENDPOINTS],
     any_ep: Signal<Local, bool>,
     pick_ep: Signal<Local, Bits<2>>,
@@ -242,6 +249,7 @@ impl Default for RxEngine {
             drop_rpc_full: Default::default(),
             drop_no_bpage: Default::default(),
             drop_too_big: Default::default(),
+            drop_out_of_order: Default::default(),
             swap: Default::default(),
             fields: Default::default(),
             rpc_state: Default::default(),
@@ -262,6 +270,9 @@ impl Default for RxEngine {
             drop_rpc_full_count: Default::default(),
             drop_no_bpage_count: Default::default(),
             drop_too_big_count: Default::default(),
+            drop_out_of_order_count: Default::default(),
+            frame_done: Default::default(),
+            expected_offset: Default::default(),
             match_ep: Default::default(),
             any_ep: Default::default(),
             pick_ep: Default::default(),
@@ -330,7 +341,9 @@ impl Logic for RxEngine {
             drop_no_endpoint_count,
             drop_rpc_full_count,
             drop_no_bpage_count,
-            drop_too_big_count
+            drop_too_big_count,
+            drop_out_of_order_count,
+            frame_done
         );
         self.rpc_state.read_clock.next = self.clock.val();
         self.rpc_state.write_clock.next = self.clock.val();
@@ -408,6 +421,7 @@ impl Logic for RxEngine {
             | bit_cast::<48, 32>(self.new_received.val());
         self.rpc_state.write_enable.next = false;
         self.bpage_pop.next = false;
+        self.expected_offset.next = self.rpc_state.read_data.val().get_bits::<32>(0);
 
         // The completion of a delivered message.
         self.kind.next = self.kind_request.val();
@@ -455,6 +469,7 @@ impl Logic for RxEngine {
                 self.win1.d.next = self.swap.swapped.val();
                 self.beat1.d.next = self.s_axis_tdata.val();
                 self.last1.d.next = self.s_axis_tlast.val();
+                self.frame_done.d.next = false;
                 self.state.d.next = self.st_decide.val();
             }
         } else if self.state.q.val() == self.st_decide.val() {
@@ -500,17 +515,32 @@ impl Logic for RxEngine {
         } else if self.state.q.val() == self.st_state.val() {
             self.received.d.next = self.rpc_state.read_data.val().get_bits::<32>(0);
             self.bpage.d.next = self.rpc_state.read_data.val().get_bits::<16>(32);
-            self.beat.d.next = 1.into();
-            self.state.d.next = self.st_write.val();
             if self.inserted.q.val() {
                 self.received.d.next = 0.into();
                 self.bpage.d.next = self.bpage_index.val();
-                self.bpage_pop.next = self.bpage_valid.val();
-                if !self.bpage_valid.val() {
-                    // No buffer: forget the RPC again, drop the packet.
-                    self.drop_no_bpage_count.d.next = self.drop_no_bpage_count.q.val() + 1;
+                self.expected_offset.next = 0.into();
+            }
+            self.beat.d.next = 1.into();
+            self.state.d.next = self.st_write.val();
+            if self.inserted.q.val() & !self.bpage_valid.val() {
+                // No buffer: forget the RPC again, drop the packet.
+                self.drop_no_bpage_count.d.next = self.drop_no_bpage_count.q.val() + 1;
+                self.state.d.next = self.st_remove.val();
+            } else if self.fields.payload_offset.val() != self.expected_offset.val() {
+                // A duplicate, or a packet after a gap: without range tracking
+                // (retransmission comes with grants), taking it could complete
+                // the message early or leave a hole. Drop it; a new RPC that
+                // starts with such a packet is forgotten again.
+                self.drop_out_of_order_count.d.next = self.drop_out_of_order_count.q.val() + 1;
+                self.state.d.next = self.st_drain.val();
+                if self.last1.q.val() {
+                    self.state.d.next = self.st_head0.val();
+                }
+                if self.inserted.q.val() {
                     self.state.d.next = self.st_remove.val();
                 }
+            } else if self.inserted.q.val() {
+                self.bpage_pop.next = true;
             }
         } else if self.state.q.val() == self.st_write.val() {
             self.m_dma_wr_valid.next = (self.beat.q.val() == 1) | self.s_axis_tvalid.val();
@@ -518,6 +548,7 @@ impl Logic for RxEngine {
             if self.m_dma_wr_valid.val() & self.m_dma_wr_ready.val() {
                 self.beat.d.next = self.beat.q.val() + 1;
                 if self.m_dma_wr_last.val() {
+                    self.frame_done.d.next = true;
                     self.state.d.next = self.st_update.val();
                 }
             }
@@ -541,12 +572,10 @@ impl Logic for RxEngine {
             }
         } else if self.state.q.val() == self.st_remove_wait.val() {
             if self.s_rpc_valid.val() {
-                self.state.d.next = self.st_head0.val();
-                // A packet dropped for want of a bpage still has beats to skip.
-                if !self.inserted.q.val() | self.bpage_valid.val() | self.last1.q.val() {
+                // A packet dropped before its payload was taken has beats to skip.
+                self.state.d.next = self.st_drain.val();
+                if self.frame_done.q.val() | self.last1.q.val() {
                     self.state.d.next = self.st_head0.val();
-                } else {
-                    self.state.d.next = self.st_drain.val();
                 }
             }
         } else if self.state.q.val() == self.st_drain.val() {
@@ -562,6 +591,7 @@ impl Logic for RxEngine {
         self.drop_rpc_full.next = self.drop_rpc_full_count.q.val();
         self.drop_no_bpage.next = self.drop_no_bpage_count.q.val();
         self.drop_too_big.next = self.drop_too_big_count.q.val();
+        self.drop_out_of_order.next = self.drop_out_of_order_count.q.val();
 
         if self.reset.val() {
             self.state.d.next = self.st_head0.val();
@@ -571,6 +601,7 @@ impl Logic for RxEngine {
             self.drop_rpc_full_count.d.next = 0.into();
             self.drop_no_bpage_count.d.next = 0.into();
             self.drop_too_big_count.d.next = 0.into();
+            self.drop_out_of_order_count.d.next = 0.into();
         }
     }
 }
