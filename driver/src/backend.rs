@@ -32,6 +32,8 @@
 //! gone its group has left the container, the kernel has torn the IOMMU
 //! mappings down with it, and a later unmap only logs a warning.
 
+use std::sync::Arc;
+
 use crate::dma::DmaBuffer;
 use crate::Error;
 
@@ -94,68 +96,44 @@ pub(crate) fn check_csr_offset(offset: u32, window_bytes: u64) -> Result<(), Err
     Ok(())
 }
 
-/// A shared backend is a backend: a testbench keeps an `Arc` of its
-/// [`crate::SimBackend`] to reach the card's other ports while a
-/// [`crate::Device`] holds another.
-impl<B: Backend + ?Sized> Backend for std::sync::Arc<B> {
-    fn describe(&self) -> String {
-        (**self).describe()
-    }
-    fn csr_window_bytes(&self) -> u64 {
-        (**self).csr_window_bytes()
-    }
-    fn csr_read(&self, offset: u32) -> Result<u32, Error> {
-        (**self).csr_read(offset)
-    }
-    fn csr_write(&self, offset: u32, value: u32) -> Result<(), Error> {
-        (**self).csr_write(offset, value)
-    }
-    fn dma_alloc(&self, bytes: usize) -> Result<DmaBuffer, Error> {
-        (**self).dma_alloc(bytes)
-    }
-    fn dma_read(&self, iova: u64, out: &mut [u8]) -> Result<(), Error> {
-        (**self).dma_read(iova, out)
-    }
-    fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error> {
-        (**self).dma_write(iova, data)
-    }
-    fn advance(&self, cycles: u64) {
-        (**self).advance(cycles)
-    }
-    fn cycle(&self) -> Option<u64> {
-        (**self).cycle()
-    }
+/// Smart pointers to a backend are backends: every call goes to the pointee.
+/// (A testbench keeps an `Arc` of its [`crate::SimBackend`] to reach the
+/// card's other ports while a [`crate::Device`] holds another.)
+macro_rules! forward_backend {
+    ($($ptr:ident),*) => {$(
+        impl<B: Backend + ?Sized> Backend for $ptr<B> {
+            fn describe(&self) -> String {
+                (**self).describe()
+            }
+            fn csr_window_bytes(&self) -> u64 {
+                (**self).csr_window_bytes()
+            }
+            fn csr_read(&self, offset: u32) -> Result<u32, Error> {
+                (**self).csr_read(offset)
+            }
+            fn csr_write(&self, offset: u32, value: u32) -> Result<(), Error> {
+                (**self).csr_write(offset, value)
+            }
+            fn dma_alloc(&self, bytes: usize) -> Result<DmaBuffer, Error> {
+                (**self).dma_alloc(bytes)
+            }
+            fn dma_read(&self, iova: u64, out: &mut [u8]) -> Result<(), Error> {
+                (**self).dma_read(iova, out)
+            }
+            fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error> {
+                (**self).dma_write(iova, data)
+            }
+            fn advance(&self, cycles: u64) {
+                (**self).advance(cycles)
+            }
+            fn cycle(&self) -> Option<u64> {
+                (**self).cycle()
+            }
+        }
+    )*};
 }
 
-impl<B: Backend + ?Sized> Backend for Box<B> {
-    fn describe(&self) -> String {
-        (**self).describe()
-    }
-    fn csr_window_bytes(&self) -> u64 {
-        (**self).csr_window_bytes()
-    }
-    fn csr_read(&self, offset: u32) -> Result<u32, Error> {
-        (**self).csr_read(offset)
-    }
-    fn csr_write(&self, offset: u32, value: u32) -> Result<(), Error> {
-        (**self).csr_write(offset, value)
-    }
-    fn dma_alloc(&self, bytes: usize) -> Result<DmaBuffer, Error> {
-        (**self).dma_alloc(bytes)
-    }
-    fn dma_read(&self, iova: u64, out: &mut [u8]) -> Result<(), Error> {
-        (**self).dma_read(iova, out)
-    }
-    fn dma_write(&self, iova: u64, data: &[u8]) -> Result<(), Error> {
-        (**self).dma_write(iova, data)
-    }
-    fn advance(&self, cycles: u64) {
-        (**self).advance(cycles)
-    }
-    fn cycle(&self) -> Option<u64> {
-        (**self).cycle()
-    }
-}
+forward_backend!(Arc, Box);
 
 #[cfg(test)]
 mod tests {

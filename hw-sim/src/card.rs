@@ -26,12 +26,10 @@
 use std::collections::VecDeque;
 
 use crate::axis::{frame_to_beats, Beat};
+use crate::csr::{self, CsrPort};
 use crate::host_memory::{ExpectOk, HostMemory, BEAT_BYTES};
 use crate::pcie::{lanes_to_words, words_to_lanes, PcieConfig, PcieModel, ReadBeat, ReadError};
 use crate::{HomaCore, Sim};
-
-/// Cycles a CSR read may take before the core is declared hung.
-const CSR_READ_TIMEOUT_CYCLES: u64 = 64;
 
 /// A frame the card transmitted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -141,32 +139,13 @@ impl Card {
 
     /// Writes a 32-bit register through the BAR.
     pub fn csr_write(&mut self, addr: u32, data: u32) {
-        self.core.set_csr_addr(addr);
-        self.core.set_csr_wr_data(data);
-        self.core.set_csr_wr_en(true);
-        self.step();
-        self.core.set_csr_wr_en(false);
+        csr::write(self, addr, data);
     }
 
     /// Reads a 32-bit register through the BAR. Panics if the core does not
     /// answer: a hung CSR read is a broken core.
     pub fn csr_read(&mut self, addr: u32) -> u32 {
-        self.core.set_csr_addr(addr);
-        self.core.set_csr_rd_en(true);
-        self.step();
-        self.core.set_csr_rd_en(false);
-        for _ in 0..CSR_READ_TIMEOUT_CYCLES {
-            if self.core.csr_rd_valid() {
-                let data = self.core.csr_rd_data();
-                self.step();
-                return data;
-            }
-            self.step();
-        }
-        panic!(
-            "CSR read of {addr:#x} got no answer in {CSR_READ_TIMEOUT_CYCLES} cycles (cycle {})",
-            self.cycle()
-        );
+        csr::read(self, addr).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Runs `cycles` clock cycles.
@@ -316,5 +295,14 @@ impl Card {
                 }
             }
         }
+    }
+}
+
+impl CsrPort for Card {
+    fn core(&mut self) -> &mut Sim<HomaCore> {
+        &mut self.core
+    }
+    fn clock(&mut self) {
+        self.step();
     }
 }

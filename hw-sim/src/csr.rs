@@ -1,10 +1,12 @@
 //! The host's view of the core's CSR port: single register reads and writes,
-//! as a BAR access on the card would make them.
+//! as a BAR access on the card would make them. The protocol lives here once;
+//! a bare core (`Sim<HomaCore>`, which only ticks) and the whole card
+//! (`Card`, which steps its PCIe and Ethernet ports too) both use it.
 
 use crate::{HomaCore, Sim};
 
 /// Cycles a CSR read may take before the core is declared hung.
-const CSR_READ_TIMEOUT_CYCLES: u64 = 16;
+pub const CSR_READ_TIMEOUT_CYCLES: u64 = 64;
 
 /// A CSR read that got no answer: the core is broken or held in reset.
 #[derive(Debug, thiserror::Error)]
@@ -12,6 +14,53 @@ const CSR_READ_TIMEOUT_CYCLES: u64 = 16;
 pub struct CsrTimeout {
     pub addr: u32,
     pub cycle: u64,
+}
+
+/// Whatever owns the core's CSR port and advances its clock.
+pub(crate) trait CsrPort {
+    fn core(&mut self) -> &mut Sim<HomaCore>;
+    /// One clock cycle of everything the port's owner simulates.
+    fn clock(&mut self);
+}
+
+impl CsrPort for Sim<HomaCore> {
+    fn core(&mut self) -> &mut Sim<HomaCore> {
+        self
+    }
+    fn clock(&mut self) {
+        self.tick();
+    }
+}
+
+/// Writes one 32-bit register; takes one cycle.
+pub(crate) fn write(port: &mut impl CsrPort, addr: u32, data: u32) {
+    let core = port.core();
+    core.set_csr_addr(addr);
+    core.set_csr_wr_data(data);
+    core.set_csr_wr_en(true);
+    port.clock();
+    port.core().set_csr_wr_en(false);
+}
+
+/// Reads one 32-bit register; takes the cycles until `csr_rd_valid`, and one more.
+pub(crate) fn read(port: &mut impl CsrPort, addr: u32) -> Result<u32, CsrTimeout> {
+    let core = port.core();
+    core.set_csr_addr(addr);
+    core.set_csr_rd_en(true);
+    port.clock();
+    port.core().set_csr_rd_en(false);
+    for _ in 0..CSR_READ_TIMEOUT_CYCLES {
+        if port.core().csr_rd_valid() {
+            let data = port.core().csr_rd_data();
+            port.clock();
+            return Ok(data);
+        }
+        port.clock();
+    }
+    Err(CsrTimeout {
+        addr,
+        cycle: port.core().cycle(),
+    })
 }
 
 impl Sim<HomaCore> {
@@ -26,30 +75,11 @@ impl Sim<HomaCore> {
 
     /// Writes one 32-bit register; takes one cycle.
     pub fn csr_write(&mut self, addr: u32, data: u32) {
-        self.set_csr_addr(addr);
-        self.set_csr_wr_data(data);
-        self.set_csr_wr_en(true);
-        self.tick();
-        self.set_csr_wr_en(false);
+        write(self, addr, data);
     }
 
     /// Reads one 32-bit register; takes the cycles until `csr_rd_valid`.
     pub fn csr_read(&mut self, addr: u32) -> Result<u32, CsrTimeout> {
-        self.set_csr_addr(addr);
-        self.set_csr_rd_en(true);
-        self.tick();
-        self.set_csr_rd_en(false);
-        for _ in 0..CSR_READ_TIMEOUT_CYCLES {
-            if self.csr_rd_valid() {
-                let data = self.csr_rd_data();
-                self.tick();
-                return Ok(data);
-            }
-            self.tick();
-        }
-        Err(CsrTimeout {
-            addr,
-            cycle: self.cycle(),
-        })
+        read(self, addr)
     }
 }

@@ -7,6 +7,7 @@ use rust_hdl::prelude::*;
 /// One clock cycle of RustHDL's simulation of `$uut` (a block with a `clock`
 /// input), as `Sim::tick` makes one: the new inputs settle, then the rising
 /// edge, then the falling edge.
+#[allow(unused_macros)] // each test binary uses a different part of support
 macro_rules! rtl_tick {
     ($uut:expr) => {{
         let uut = &mut $uut;
@@ -26,6 +27,7 @@ macro_rules! rtl_tick {
         );
     }};
 }
+#[allow(unused_imports)]
 pub(crate) use rtl_tick;
 
 /// 32-bit words as the models' ports take them (word 0 = bits 31:0) to a RustHDL value.
