@@ -18,6 +18,7 @@ deps:
 
 demo: deps
 	$(CARGO) build --release --quiet
+	mkdir -p out
 	target/release/homa-nic demo --count 200 --pcap out/demo.pcap
 	target/release/homa-nic sim --hosts 16 --workload w4 --load 0.8 --duration-us 5000 --plot out/slowdown-w4.svg
 
