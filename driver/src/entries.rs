@@ -2,7 +2,7 @@
 //! `homa_hw::host_abi`, encoded and decoded with its field tables (no offset
 //! is written here), so the host library never touches raw bytes.
 
-use homa_hw::bpage_pool::BPAGE_BYTES;
+use homa_hw::rx::bpage_pool::BPAGE_BYTES;
 use homa_hw::host_abi::{self, completion, tx_desc, ENTRY_BYTES};
 
 /// What a TX descriptor asks the card to send.
@@ -20,7 +20,7 @@ pub struct TxDescriptor {
     pub opcode: TxOpcode,
     /// The peer's Homa port.
     pub peer_port: u16,
-    /// Message length in bytes, 1 ..= `homa_hw::tx_engine::MAX_MESSAGE_BYTES`.
+    /// Message length in bytes, 1 ..= `homa_hw::tx::engine::MAX_MESSAGE_BYTES`.
     pub length: u32,
     /// The RPC id as this endpoint knows it.
     pub rpc_id: u64,

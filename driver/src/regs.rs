@@ -24,7 +24,7 @@
 use std::fmt;
 
 use homa_hw::regmap::{self, block_type, header};
-use homa_hw::rx_parser::RxVerdict;
+use homa_hw::rx::parser::RxVerdict;
 
 use crate::backend::Backend;
 use crate::ring::Doorbell;

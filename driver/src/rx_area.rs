@@ -9,7 +9,7 @@
 //! would write a message to IOVA 0. Close the queues (port 0) before
 //! dropping the area.
 
-use homa_hw::bpage_pool::{BPAGE_BYTES, SLOTS};
+use homa_hw::rx::bpage_pool::{BPAGE_BYTES, SLOTS};
 
 use crate::device::Device;
 use crate::dma::DmaBuffer;

@@ -174,7 +174,7 @@ fn a_card_like_the_core_opens() {
 
 #[test]
 fn rx_counters_read_each_verdicts_register_of_the_discovered_block() {
-    use homa_hw::rx_parser::RxVerdict;
+    use homa_hw::rx::parser::RxVerdict;
     let card = FakeCard::like_the_core();
     let base = regmap::rx_counters::BASE;
     let counter = |v: RxVerdict| base + regmap::rx_counters::FIRST_COUNTER + 4 * v as u32;

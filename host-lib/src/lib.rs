@@ -47,4 +47,4 @@ pub use nic::Nic;
 
 /// Largest message the card sends today, in bytes (every message is sent
 /// unscheduled until grants land).
-pub const MAX_MESSAGE_BYTES: usize = homa_hw::tx_engine::MAX_MESSAGE_BYTES as usize;
+pub const MAX_MESSAGE_BYTES: usize = homa_hw::tx::engine::MAX_MESSAGE_BYTES as usize;

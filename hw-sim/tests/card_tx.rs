@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use homa_hw::host_abi::{self, completion, tx_desc, ENTRY_BYTES};
 use homa_hw::regmap::endpoint;
-use homa_hw::tx_engine::{MAX_MESSAGE_BYTES, MAX_SEGMENT_BYTES, UNSCHED_CUTOFFS};
+use homa_hw::tx::engine::{MAX_MESSAGE_BYTES, MAX_SEGMENT_BYTES, UNSCHED_CUTOFFS};
 use homa_hw_sim::card::Card;
 use homa_wire::{Body, Frame};
 use rand::{Rng, SeedableRng};

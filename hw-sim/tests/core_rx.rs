@@ -4,7 +4,7 @@
 mod support;
 
 use homa_hw::regmap::rx_counters;
-use homa_hw::rx_parser::RxVerdict;
+use homa_hw::rx::parser::RxVerdict;
 use homa_hw_sim::axis::frame_to_beats;
 use homa_hw_sim::{HomaCore, Sim};
 use homa_wire::layout::{self, HOMA_OFFSET};

@@ -10,7 +10,7 @@
 
 mod support;
 
-use homa_hw::rx_parser::RxParser as RxParserRtl;
+use homa_hw::rx::parser::RxParser as RxParserRtl;
 use homa_hw_sim::axis::{frame_to_beats, Beat};
 use homa_hw_sim::{RxParser, Sim};
 use rand::{Rng, SeedableRng};

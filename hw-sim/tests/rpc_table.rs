@@ -12,7 +12,7 @@ mod support;
 use std::collections::VecDeque;
 use support::rusthdl::rtl_tick;
 
-use homa_hw::rpc_table::{
+use homa_hw::rx::rpc_table::{
     self as rt, set_index, slot, RpcKey, RpcOp, CLEAR_CYCLES, LATENCY_CYCLES, SETS, SLOTS, WAYS,
 };
 use homa_hw_sim::{RpcTable, Sim};

@@ -20,8 +20,8 @@ mod support;
 use std::collections::VecDeque;
 use support::rusthdl::{bits_from_words, rtl_tick, words_from_bits};
 
-use homa_hw::rx_fifo::{RxFifo as RxFifoRtl, DEPTH};
-use homa_hw::rx_parser::RxVerdict;
+use homa_hw::rx::fifo::{RxFifo as RxFifoRtl, DEPTH};
+use homa_hw::rx::parser::RxVerdict;
 use homa_hw_sim::axis::{beats_to_frame, frame_to_beats, Beat, BEAT_BYTES};
 use homa_hw_sim::{RxFifo, RxParser, Sim};
 use rand::{Rng, SeedableRng};

@@ -6,7 +6,7 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use homa_hw::rx_parser::RxVerdict;
+use homa_hw::rx::parser::RxVerdict;
 use homa_hw_sim::axis::{frame_to_beats, Beat};
 use homa_hw_sim::{RxParser, Sim};
 use homa_wire::{Body, Frame};

@@ -10,7 +10,7 @@
 
 mod support;
 
-use homa_hw::tx_framer::{TxFramer as TxFramerRtl, DATA_HEADERS_LEN};
+use homa_hw::tx::framer::{TxFramer as TxFramerRtl, DATA_HEADERS_LEN};
 use homa_hw_sim::axis::{beats_to_frame, frame_to_beats, Beat, BEAT_BYTES};
 use homa_hw_sim::{Sim, TxFramer};
 use homa_wire::{Body, PacketType};

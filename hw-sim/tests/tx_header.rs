@@ -4,7 +4,7 @@
 
 mod support;
 
-use homa_hw::tx_header::BODY_BYTES;
+use homa_hw::tx::header::BODY_BYTES;
 use homa_hw_sim::axis::Beat;
 use homa_hw_sim::{Sim, TxHeader};
 use homa_wire::layout::{self, common, ipv4, HOMA_OFFSET};

@@ -9,7 +9,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 
 use homa_hw::host_abi::tx_desc;
 use homa_hw::regmap::rx_counters;
-use homa_hw::rx_parser::RxVerdict;
+use homa_hw::rx::parser::RxVerdict;
 use homa_hw_sim::udp_wire::UdpWire;
 use homa_wire::arp::ArpFrame;
 use homa_wire::{Body, Frame, MacAddr};

@@ -30,23 +30,23 @@
 
 use rust_hdl::prelude::*;
 
-use crate::arp_responder::ArpResponder;
-use crate::bpage_pool::BpagePool;
-use crate::cpl_writer::CplWriter;
-use crate::dma_write_slice::DmaWriteSlice;
-use crate::endpoint_block::EndpointBlock;
-use crate::id_block::IdBlock;
-use crate::interface_block::InterfaceBlock;
+use crate::tx::arp_responder::ArpResponder;
+use crate::rx::bpage_pool::BpagePool;
+use crate::leaf::cpl_writer::CplWriter;
+use crate::leaf::dma_write_slice::DmaWriteSlice;
+use crate::csr::endpoint_block::EndpointBlock;
+use crate::csr::id_block::IdBlock;
+use crate::csr::interface_block::InterfaceBlock;
 use crate::regmap::{self, endpoint, CSR_ADDR_BITS};
-use crate::rpc_table::RpcTable;
-use crate::rx_counters::RxCounters;
-use crate::rx_engine::RxEngine;
-use crate::rx_fifo::RxFifo;
-use crate::rx_parser::RxParser;
-use crate::scratch_block::ScratchBlock;
-use crate::tx_engine::TxEngine;
-use crate::tx_framer::TxFramer;
-use crate::tx_header::TxHeaderBuilder;
+use crate::rx::rpc_table::RpcTable;
+use crate::rx::counters::RxCounters;
+use crate::rx::engine::RxEngine;
+use crate::rx::fifo::RxFifo;
+use crate::rx::parser::RxParser;
+use crate::csr::scratch_block::ScratchBlock;
+use crate::tx::engine::TxEngine;
+use crate::tx::framer::TxFramer;
+use crate::tx::header::TxHeaderBuilder;
 use crate::CoreConfig;
 
 const ENDPOINTS: usize = endpoint::COUNT;

@@ -1,6 +1,7 @@
 //! The Homa NIC transport core in RustHDL, and its Verilog generation.
 //!
-//! Owns: every hardware block (one file each, named for the block), the
+//! Owns: every hardware block (one file each, named for the block, grouped
+//! by path: `rx/`, `tx/`, `sched/`, `csr/`, and `leaf/` for shared leaves), the
 //! register map (`regmap`), and the functions that turn the blocks into Verilog
 //! for Verilator and for Vivado.
 //!
@@ -9,28 +10,13 @@
 //! offsets; nothing of ours depends on it at run time except through the
 //! generated Verilog.
 
-pub mod arp_responder;
-pub mod bpage_pool;
-pub mod byte_swap;
 pub mod core;
-pub mod cpl_writer;
 pub mod csr;
-pub mod dma_write_slice;
-pub mod endpoint_block;
-pub mod header_fields;
 pub mod host_abi;
-pub mod id_block;
-pub mod interface_block;
+pub mod leaf;
 pub mod regmap;
-pub mod rpc_table;
-pub mod rx_counters;
-pub mod rx_engine;
-pub mod rx_fifo;
-pub mod rx_parser;
-pub mod scratch_block;
-pub mod tx_engine;
-pub mod tx_framer;
-pub mod tx_header;
+pub mod rx;
+pub mod tx;
 
 use rust_hdl::prelude::*;
 
@@ -83,11 +69,11 @@ pub fn core_design(config: &CoreConfig) -> Design {
 pub fn designs() -> Vec<Design> {
     vec![
         core_design(&CoreConfig::default()),
-        Design::generate("rpc_table", rpc_table::RpcTable::default()),
-        Design::generate("rx_parser", rx_parser::RxParser::default()),
-        Design::generate("tx_header", tx_header::TxHeaderBuilder::default()),
-        Design::generate("tx_framer", tx_framer::TxFramer::default()),
-        Design::generate("rx_fifo", rx_fifo::RxFifo::default()),
+        Design::generate("rpc_table", rx::rpc_table::RpcTable::default()),
+        Design::generate("rx_parser", rx::parser::RxParser::default()),
+        Design::generate("tx_header", tx::header::TxHeaderBuilder::default()),
+        Design::generate("tx_framer", tx::framer::TxFramer::default()),
+        Design::generate("rx_fifo", rx::fifo::RxFifo::default()),
     ]
 }
 

@@ -69,7 +69,7 @@ pub mod scratch {
     pub const SCRATCH_INVERTED: u32 = 0x10;
 }
 
-/// Frames received, one counter per RX parser verdict (`homa_hw::rx_parser::RxVerdict`).
+/// Frames received, one counter per RX parser verdict (`homa_hw::rx::parser::RxVerdict`).
 pub mod rx_counters {
     pub const BASE: u32 = 0x0200;
     /// 1.1: the RX path counters after the verdict counters.

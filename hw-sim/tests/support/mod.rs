@@ -4,7 +4,7 @@
 
 use std::net::Ipv4Addr;
 
-use homa_hw::rx_parser::RxVerdict;
+use homa_hw::rx::parser::RxVerdict;
 use homa_wire::layout::{self, eth, ipv4, HOMA_OFFSET};
 use homa_wire::*;
 use rand::Rng;

@@ -20,7 +20,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::byte_swap::ByteSwap512;
+use crate::leaf::byte_swap::ByteSwap512;
 use homa_wire::layout::{arp, eth, Field};
 
 /// Bit position of a big-endian field of an ARP frame (at frame byte `base +

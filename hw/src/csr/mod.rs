@@ -1,10 +1,16 @@
-//! Pieces every register block shares: the CSR port of a block and the
+//! The register blocks the host reads and writes through the BAR (one file
+//! each), and the pieces every register block shares: the CSR port of a block and the
 //! three-word header of the register-block list (see `regmap`).
 //!
 //! A block sees its own word-aligned `offset` (the low 8 address bits), a
 //! `select` that the core's decoder raises when the address falls in the block,
 //! and returns `rd_data` combinationally: zero when not selected, so the core
 //! ORs the blocks' outputs together and registers the result.
+
+pub mod endpoint_block;
+pub mod id_block;
+pub mod interface_block;
+pub mod scratch_block;
 
 use rust_hdl::prelude::*;
 

@@ -8,7 +8,7 @@ use rust_hdl::prelude::*;
 
 use crate::csr::RegisterBlockHeader;
 use crate::regmap::{block_type, rx_counters};
-use crate::rx_parser::RxVerdict;
+use crate::rx::parser::RxVerdict;
 
 /// Number of counters: one per verdict.
 pub const COUNTERS: usize = RxVerdict::ALL.len();

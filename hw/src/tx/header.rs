@@ -25,7 +25,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::byte_swap::ByteSwap512;
+use crate::leaf::byte_swap::ByteSwap512;
 use homa_wire::layout::{self, common, data, eth, grant, ipv4, resend, Field, HOMA_OFFSET};
 use homa_wire::PacketType;
 

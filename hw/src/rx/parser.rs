@@ -29,8 +29,8 @@
 
 use rust_hdl::prelude::*;
 
-use crate::byte_swap::ByteSwap512;
-use crate::header_fields::{window_lsb, HeaderFields};
+use crate::leaf::byte_swap::ByteSwap512;
+use crate::leaf::header_fields::{window_lsb, HeaderFields};
 use homa_wire::layout::{self, common, data, eth, ipv4, Field, HOMA_OFFSET};
 use homa_wire::{DecodeError, PacketType};
 

@@ -1,0 +1,8 @@
+//! Small reusable blocks that the paths share: a byte-order swap of a whole
+//! beat, a register slice on the DMA write port, field extraction from a
+//! header window, and the completion-ring writer.
+
+pub mod byte_swap;
+pub mod cpl_writer;
+pub mod dma_write_slice;
+pub mod header_fields;

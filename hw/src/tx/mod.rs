@@ -1,0 +1,9 @@
+//! The transmit path: `engine` fetches descriptors and payload from host
+//! memory and decides what leaves next, `header` builds each packet's
+//! Ethernet/IPv4/Homa headers, `framer` streams headers and payload to the
+//! MAC; `arp_responder` slips ARP replies in between frames.
+
+pub mod arp_responder;
+pub mod engine;
+pub mod framer;
+pub mod header;
