@@ -16,6 +16,7 @@ pub mod host_abi;
 pub mod leaf;
 pub mod regmap;
 pub mod rx;
+pub mod sched;
 pub mod tx;
 
 use rust_hdl::prelude::*;
@@ -74,6 +75,7 @@ pub fn designs() -> Vec<Design> {
         Design::generate("tx_header", tx::header::TxHeaderBuilder::default()),
         Design::generate("tx_framer", tx::framer::TxFramer::default()),
         Design::generate("rx_fifo", rx::fifo::RxFifo::default()),
+        Design::generate("winner_tree", sched::winner_tree::WinnerTree::default()),
     ]
 }
 
