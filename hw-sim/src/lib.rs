@@ -41,6 +41,7 @@ pub use models::rx_fifo::RxFifo;
 pub use models::rx_parser::RxParser;
 pub use models::tx_framer::TxFramer;
 pub use models::grant_scheduler::GrantScheduler;
+pub use models::send_scheduler::SendScheduler;
 pub use models::winner_tree::WinnerTree;
 pub use models::tx_header::TxHeader;
 

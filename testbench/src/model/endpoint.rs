@@ -214,6 +214,11 @@ impl Endpoint {
         self.rpcs.get(&key).map(|r| r.state)
     }
 
+    /// Bytes the sender owes its oldest message (the pacer's FIFO credit).
+    pub fn fifo_credit_bytes(&self) -> u64 {
+        self.sendq.fifo_credit_bytes
+    }
+
     /// Granted-but-not-received bytes over all inbound messages.
     pub fn total_incoming(&self) -> u64 {
         self.grants.total_incoming
