@@ -204,7 +204,17 @@ struct Coverage {
     completed: u64,
 }
 
-fn run(label: &str, model_cfg: HomaConfig, seed: u64, packets: u64, max_live: usize) -> Coverage {
+/// `packets` DATA packets (and some aborts) with at most `max_live` messages
+/// in flight; the first `prefill` messages are started (their first packet
+/// sent) before anything else happens.
+fn run(
+    label: &str,
+    model_cfg: HomaConfig,
+    seed: u64,
+    packets: u64,
+    max_live: usize,
+    prefill: usize,
+) -> Coverage {
     let rtl_cfg = GrantConfig {
         max_incoming: model_cfg.max_incoming,
         max_overcommit: model_cfg.max_overcommit as u8,
@@ -219,7 +229,8 @@ fn run(label: &str, model_cfg: HomaConfig, seed: u64, packets: u64, max_live: us
     let mut rtl = Rtl::new(&format!("grant_scheduler_{label}"), &rtl_cfg, seed ^ 0x5eed);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut live: Vec<Message> = Vec::new();
-    let mut free_slots: Vec<u16> = (0..4 * max_live as u16).rev().collect();
+    let slots = (4 * max_live).min(1 << 14) as u16;
+    let mut free_slots: Vec<u16> = (0..slots).rev().collect();
     let mut next_peer = 1;
     let mut now = 0u64;
     let mut cov = Coverage::default();
@@ -227,7 +238,8 @@ fn run(label: &str, model_cfg: HomaConfig, seed: u64, packets: u64, max_live: us
         now += 100;
         // A new message now and then (always when nothing can be sent).
         let sendable = live.iter().filter(|m| m.can_send()).count();
-        if live.len() < max_live && (sendable == 0 || rng.gen_ratio(1, 6)) {
+        let filling = (cov.messages as usize) < prefill;
+        if live.len() < max_live && (filling || sendable == 0 || rng.gen_ratio(1, 6)) {
             let length = match rng.gen_range(0..10) {
                 0..=2 => rng.gen_range(1..=model_cfg.unsched_bytes),
                 3..=6 => rng.gen_range(model_cfg.unsched_bytes + 1..=200_000),
@@ -247,13 +259,24 @@ fn run(label: &str, model_cfg: HomaConfig, seed: u64, packets: u64, max_live: us
             live.push(m);
             continue;
         }
-        let candidates: Vec<usize> = (0..live.len()).filter(|&i| live[i].can_send()).collect();
-        if candidates.is_empty() {
-            continue;
-        }
-        let i = candidates[rng.gen_range(0..candidates.len())];
+        let first_unsent = if cov.packets < prefill as u64 {
+            live.iter().position(|m| m.sent == 0)
+        } else {
+            None
+        };
+        let i = if let Some(i) = first_unsent {
+            // Each prefilled message's first packet.
+            i
+        } else {
+            let candidates: Vec<usize> =
+                (0..live.len()).filter(|&i| live[i].can_send()).collect();
+            if candidates.is_empty() {
+                continue;
+            }
+            candidates[rng.gen_range(0..candidates.len())]
+        };
         let fifo_before = model.counters().fifo_grants_out;
-        let (want, got) = if rng.gen_ratio(1, 300) {
+        let (want, got) = if cov.packets >= prefill as u64 && rng.gen_ratio(1, 300) {
             // The peer gives up on it: the receiver forgets the message.
             let m = live.swap_remove(i);
             model.handle_frame(now, rpc_unknown_frame(&m, me.ip));
@@ -305,7 +328,8 @@ fn run(label: &str, model_cfg: HomaConfig, seed: u64, packets: u64, max_live: us
         cov.max_total_incoming = cov.max_total_incoming.max(model.total_incoming());
     }
     eprintln!(
-        "{label}: {cov:?}; RTL cycles per event: {:.1}",
+        "{label}: {cov:?}; {} RTL cycles, {:.1} per event",
+        rtl.sim.cycle(),
         rtl.cycles_in_events as f64 / rtl.events as f64
     );
     cov
@@ -346,7 +370,7 @@ fn cfg(f: impl FnOnce(&mut HomaConfig)) -> HomaConfig {
 
 #[test]
 fn defaults_match_the_model() {
-    let cov = run("defaults", HomaConfig::default(), 1, 4_000, 24);
+    let cov = run("defaults", HomaConfig::default(), 1, 4_000, 24, 0);
     assert!(cov.grants > 500, "{cov:?}");
     assert!(cov.completed > 20, "{cov:?}");
 }
@@ -362,6 +386,7 @@ fn tight_max_incoming_and_small_active_set_match_the_model() {
         2,
         4_000,
         24,
+        0,
     );
     assert!(cov.capped > 10, "grants cut short by max_incoming: {cov:?}");
 }
@@ -379,6 +404,55 @@ fn fixed_window_and_frequent_fifo_grants_match_the_model() {
         3,
         4_000,
         24,
+        0,
     );
     assert!(cov.fifo_grants > 20, "{cov:?}");
+}
+
+#[test]
+fn few_messages_get_their_grants_at_once() {
+    // With few messages in flight max_incoming rarely binds: full windows.
+    let cov = run("few", HomaConfig::default(), 4, 4_000, 5, 0);
+    assert!(cov.grants > 1_000, "{cov:?}");
+}
+
+/// 16,384 inbound messages at once, every slot taken: all but the active
+/// few live in the trees, and the order among them must still be exact.
+/// max_incoming is raised so grants keep flowing with that many messages.
+#[test]
+fn every_slot_taken() {
+    let cov = run(
+        "full",
+        cfg(|c| c.max_incoming = 2_000_000_000),
+        5,
+        16_384 + 3_000,
+        16_384,
+        16_384,
+    );
+    assert_eq!(cov.max_live, 16_384, "{cov:?}");
+    assert!(cov.grants > 500, "{cov:?}");
+}
+
+/// The long differential run behind the README's figure (release:
+/// `cargo test --release -p homa-testbench --test grant_scheduler_rtl -- --ignored`).
+#[test]
+#[ignore]
+fn long_run_matches_the_model() {
+    for (i, c) in [
+        HomaConfig::default(),
+        cfg(|c| {
+            c.max_incoming = 150_000;
+            c.max_overcommit = 3;
+        }),
+        cfg(|c| {
+            c.window = 30_000;
+            c.grant_fifo_fraction = 300;
+            c.fifo_grant_increment = 20_000;
+        }),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        run(&format!("long{i}"), c, 100 + i as u64, 100_000, 16, 0);
+    }
 }
