@@ -46,21 +46,24 @@
 //!   REFILL             while the active set is short: wait for the trees to
 //!                      settle, promote the root (4 cycles + settling)
 //!   SWEEP              the grant pass: active entries fed one per cycle
-//!                      through the target pipeline (17 stages, below); the
+//!                      through the target pipeline (8 stages, below); the
 //!                      last stage decides grants in rank order with the
 //!                      room left
 //!   CLEAN              fully granted entries leave the active set
 //!   REFILL again, then FIFO (the FIFO grant's turn), then IDLE.
 //! A DATA event with a full active set and no change of membership takes
-//! about 3 + n + 17 cycles (n active).
+//! about 3 + n + 8 cycles (n active).
 //!
-//! Target pipeline (one active entry per cycle): received + window, clamped
-//! to the message; split at the unscheduled boundary u (the grid is packets
-//! of MAX_PAYLOAD bytes from 0 up to u, then from u); rounded up to the grid
-//! as y' - (y' mod MAX_PAYLOAD) with y' = y + MAX_PAYLOAD - 1, the remainder
-//! taken by a 10-step restoring division by the constant (one compare and
-//! subtract per stage, no multiplier); then the decision stage, whose only
-//! loop-carried state is the room left (`max_incoming - total_incoming`).
+//! Target pipeline (one active entry per cycle, 8 stages): received +
+//! window, clamped to the message; split at the unscheduled boundary u (the
+//! grid is packets of MAX_PAYLOAD bytes from 0 up to u, then from u); rounded
+//! up to the grid as floor(y' / MAX_PAYLOAD) * MAX_PAYLOAD with y' = y +
+//! MAX_PAYLOAD - 1. MAX_PAYLOAD = 16 * 89, so the quotient is (y' >> 4) / 89,
+//! taken as a multiplication by the reciprocal: (z * 94255) >> 23 is exactly
+//! z / 89 for every z below 62,600 (checked exhaustively by a unit test
+//! below), which covers y' up to 1,001,600. Then the decision stage, whose
+//! only loop-carried state is the room left (`max_incoming - total_incoming`).
+//! (A first version divided by restoring steps, one per stage: 10 stages.)
 //!
 //! Derived parameters (`max_incoming / (n + 1)` for n = 1..8, and the FIFO
 //! threshold) come from a sequential divider (33 cycles each) after reset and
@@ -338,17 +341,35 @@ pub struct GrantScheduler {
     p3_len: DFF<Bits<LEN_BITS>>,
     p3_grt: DFF<Bits<LEN_BITS>>,
     p3_u: DFF<Bits<LEN_BITS>>,
-    // division stages: remainder of y' by MAX_PAYLOAD, one quotient bit each
-    dv_valid: [DFF<bool>; 10],
-    dv_r: [DFF<Bits<4>>; 10],
-    dv_above: [DFF<bool>; 10],
-    dv_y: [DFF<Bits<21>>; 10],
-    dv_rem: [DFF<Bits<21>>; 10],
-    dv_len: [DFF<Bits<LEN_BITS>>; 10],
-    dv_grt: [DFF<Bits<LEN_BITS>>; 10],
-    dv_u: [DFF<Bits<LEN_BITS>>; 10],
-    dv_step: [Constant<Bits<21>>; 10],
-    dv_in_rem: [Signal<Local, Bits<21>>; 10],
+    // division by MAX_PAYLOAD = 16 * 89: z = y' >> 4, then z / 89 as
+    // (z * 94255) >> 23 (exact for every z below 62,600; 94255 = 65536 +
+    // 28719, so one 16 x 16 multiplier and an add), then back to bytes.
+    d1_valid: DFF<bool>,
+    d1_r: DFF<Bits<4>>,
+    d1_above: DFF<bool>,
+    d1_z: DFF<Bits<16>>,
+    d1_prod: DFF<Bits<32>>,
+    d1_len: DFF<Bits<LEN_BITS>>,
+    d1_grt: DFF<Bits<LEN_BITS>>,
+    d1_u: DFF<Bits<LEN_BITS>>,
+    d2_valid: DFF<bool>,
+    d2_r: DFF<Bits<4>>,
+    d2_above: DFF<bool>,
+    d2_q: DFF<Bits<16>>,
+    d2_len: DFF<Bits<LEN_BITS>>,
+    d2_grt: DFF<Bits<LEN_BITS>>,
+    d2_u: DFF<Bits<LEN_BITS>>,
+    d3_valid: DFF<bool>,
+    d3_r: DFF<Bits<4>>,
+    d3_above: DFF<bool>,
+    d3_grid: DFF<Bits<32>>,
+    d3_len: DFF<Bits<LEN_BITS>>,
+    d3_grt: DFF<Bits<LEN_BITS>>,
+    d3_u: DFF<Bits<LEN_BITS>>,
+    d1_zin: Signal<Local, Bits<16>>,
+    d2_sum: Signal<Local, Bits<33>>,
+    recip_lo: Constant<Bits<16>>,
+    payload16: Constant<Bits<16>>,
     // p4: the grid point, then clamps
     p4_valid: DFF<bool>,
     p4_r: DFF<Bits<4>>,
@@ -357,7 +378,6 @@ pub struct GrantScheduler {
     p4_len: DFF<Bits<LEN_BITS>>,
     p4_grt: DFF<Bits<LEN_BITS>>,
     p4_u: DFF<Bits<LEN_BITS>>,
-    p4_grid: Signal<Local, Bits<21>>,
     // p5: the target, and how much more than granted
     p5_valid: DFF<bool>,
     p5_r: DFF<Bits<4>>,
@@ -574,16 +594,32 @@ impl Default for GrantScheduler {
             p3_len: Default::default(),
             p3_grt: Default::default(),
             p3_u: Default::default(),
-            dv_valid: Default::default(),
-            dv_r: Default::default(),
-            dv_above: Default::default(),
-            dv_y: Default::default(),
-            dv_rem: Default::default(),
-            dv_len: Default::default(),
-            dv_grt: Default::default(),
-            dv_u: Default::default(),
-            dv_step: std::array::from_fn(|k| Constant::new(((MAX_PAYLOAD as u64) << (9 - k)).into())),
-            dv_in_rem: Default::default(),
+            d1_valid: Default::default(),
+            d1_r: Default::default(),
+            d1_above: Default::default(),
+            d1_z: Default::default(),
+            d1_prod: Default::default(),
+            d1_len: Default::default(),
+            d1_grt: Default::default(),
+            d1_u: Default::default(),
+            d2_valid: Default::default(),
+            d2_r: Default::default(),
+            d2_above: Default::default(),
+            d2_q: Default::default(),
+            d2_len: Default::default(),
+            d2_grt: Default::default(),
+            d2_u: Default::default(),
+            d3_valid: Default::default(),
+            d3_r: Default::default(),
+            d3_above: Default::default(),
+            d3_grid: Default::default(),
+            d3_len: Default::default(),
+            d3_grt: Default::default(),
+            d3_u: Default::default(),
+            d1_zin: Default::default(),
+            d2_sum: Default::default(),
+            recip_lo: Constant::new(28_719u64.into()),
+            payload16: Constant::new((MAX_PAYLOAD as u64).into()),
             p4_valid: Default::default(),
             p4_r: Default::default(),
             p4_target: Default::default(),
@@ -591,7 +627,6 @@ impl Default for GrantScheduler {
             p4_len: Default::default(),
             p4_grt: Default::default(),
             p4_u: Default::default(),
-            p4_grid: Default::default(),
             p5_valid: Default::default(),
             p5_r: Default::default(),
             p5_target: Default::default(),
@@ -674,7 +709,9 @@ impl Logic for GrantScheduler {
             e_rcv, e_inc, a_n, mv_rm, mv_ins, mv_new, mv_demote, mv_next, mv_q, refill_slot,
             sw_feed, sw_feeding, sw_n, sw_window, sw_stop, sw_left, p1_valid, p1_r, p1_off,
             p1_len, p1_grt, p1_u, p2_valid, p2_r, p2_off, p2_len, p2_grt, p2_u, p3_valid, p3_r,
-            p3_above, p3_y, p3_len, p3_grt, p3_u, p4_valid, p4_r, p4_target, p4_above, p4_len,
+            p3_above, p3_y, p3_len, p3_grt, p3_u, d1_valid, d1_r, d1_above, d1_z, d1_prod, d1_len,
+            d1_grt, d1_u, d2_valid, d2_r, d2_above, d2_q, d2_len, d2_grt, d2_u, d3_valid, d3_r,
+            d3_above, d3_grid, d3_len, d3_grt, d3_u, p4_valid, p4_r, p4_target, p4_above, p4_len,
             p4_grt, p4_u, p5_valid, p5_r, p5_target, p5_want, p5_wants, fifo_slot,
             fifo_threshold, shadow, pr_idx, pr_step, pr_num, pr_den, pr_rem, pr_q, gq_rd, gq_wr,
             gq_count
@@ -691,16 +728,6 @@ impl Logic for GrantScheduler {
         for k in 0..16 {
             self.gq[k].clock.next = self.clock.val();
             self.gq[k].d.next = self.gq[k].q.val();
-        }
-        for k in 0..10 {
-            self.dv_valid[k].clock.next = self.clock.val();
-            self.dv_r[k].clock.next = self.clock.val();
-            self.dv_above[k].clock.next = self.clock.val();
-            self.dv_y[k].clock.next = self.clock.val();
-            self.dv_rem[k].clock.next = self.clock.val();
-            self.dv_len[k].clock.next = self.clock.val();
-            self.dv_grt[k].clock.next = self.clock.val();
-            self.dv_u[k].clock.next = self.clock.val();
         }
         self.state_ram.read_clock.next = self.clock.val();
         self.state_ram.write_clock.next = self.clock.val();
@@ -915,45 +942,46 @@ impl Logic for GrantScheduler {
         self.p3_len.d.next = self.p2_len.q.val();
         self.p3_grt.d.next = self.p2_grt.q.val();
         self.p3_u.d.next = self.p2_u.q.val();
-        // division: y' mod MAX_PAYLOAD, one restoring step per stage
-        self.dv_in_rem[0].next = self.p3_y.q.val();
-        for k in 1..10 {
-            self.dv_in_rem[k].next = self.dv_rem[k - 1].q.val();
+        // d1: z = y' / 16, z * (94255 - 65536)
+        self.d1_zin.next = self.p3_y.q.val().get_bits::<16>(4);
+        self.d1_valid.d.next = self.p3_valid.q.val();
+        self.d1_r.d.next = self.p3_r.q.val();
+        self.d1_above.d.next = self.p3_above.q.val();
+        self.d1_z.d.next = self.d1_zin.val();
+        self.d1_prod.d.next = self.d1_zin.val() * self.recip_lo.val();
+        self.d1_len.d.next = self.p3_len.q.val();
+        self.d1_grt.d.next = self.p3_grt.q.val();
+        self.d1_u.d.next = self.p3_u.q.val();
+        // d2: q = (z * 94255) >> 23 = floor(y' / MAX_PAYLOAD)
+        self.d2_sum.next = bit_cast::<33, 32>(self.d1_prod.q.val())
+            + (bit_cast::<33, 16>(self.d1_z.q.val()) << 16);
+        self.d2_valid.d.next = self.d1_valid.q.val();
+        self.d2_r.d.next = self.d1_r.q.val();
+        self.d2_above.d.next = self.d1_above.q.val();
+        self.d2_q.d.next = bit_cast::<16, 10>(self.d2_sum.val().get_bits::<10>(23));
+        self.d2_len.d.next = self.d1_len.q.val();
+        self.d2_grt.d.next = self.d1_grt.q.val();
+        self.d2_u.d.next = self.d1_u.q.val();
+        // d3: the grid point in bytes
+        self.d3_valid.d.next = self.d2_valid.q.val();
+        self.d3_r.d.next = self.d2_r.q.val();
+        self.d3_above.d.next = self.d2_above.q.val();
+        self.d3_grid.d.next = self.d2_q.q.val() * self.payload16.val();
+        self.d3_len.d.next = self.d2_len.q.val();
+        self.d3_grt.d.next = self.d2_grt.q.val();
+        self.d3_u.d.next = self.d2_u.q.val();
+        // p4: measured from u above it, from 0 below
+        self.p4_valid.d.next = self.d3_valid.q.val();
+        self.p4_r.d.next = self.d3_r.q.val();
+        self.p4_above.d.next = self.d3_above.q.val();
+        self.p4_target.d.next = self.d3_grid.q.val().get_bits::<21>(0);
+        if self.d3_above.q.val() {
+            self.p4_target.d.next = self.d3_grid.q.val().get_bits::<21>(0)
+                + bit_cast::<21, 20>(self.d3_u.q.val());
         }
-        self.dv_valid[0].d.next = self.p3_valid.q.val();
-        self.dv_r[0].d.next = self.p3_r.q.val();
-        self.dv_above[0].d.next = self.p3_above.q.val();
-        self.dv_y[0].d.next = self.p3_y.q.val();
-        self.dv_len[0].d.next = self.p3_len.q.val();
-        self.dv_grt[0].d.next = self.p3_grt.q.val();
-        self.dv_u[0].d.next = self.p3_u.q.val();
-        for k in 1..10 {
-            self.dv_valid[k].d.next = self.dv_valid[k - 1].q.val();
-            self.dv_r[k].d.next = self.dv_r[k - 1].q.val();
-            self.dv_above[k].d.next = self.dv_above[k - 1].q.val();
-            self.dv_y[k].d.next = self.dv_y[k - 1].q.val();
-            self.dv_len[k].d.next = self.dv_len[k - 1].q.val();
-            self.dv_grt[k].d.next = self.dv_grt[k - 1].q.val();
-            self.dv_u[k].d.next = self.dv_u[k - 1].q.val();
-        }
-        for k in 0..10 {
-            self.dv_rem[k].d.next = self.dv_in_rem[k].val();
-            if self.dv_in_rem[k].val() >= self.dv_step[k].val() {
-                self.dv_rem[k].d.next = self.dv_in_rem[k].val() - self.dv_step[k].val();
-            }
-        }
-        // p4: the grid point at or after the offset
-        self.p4_grid.next = self.dv_y[9].q.val() - self.dv_rem[9].q.val();
-        self.p4_valid.d.next = self.dv_valid[9].q.val();
-        self.p4_r.d.next = self.dv_r[9].q.val();
-        self.p4_above.d.next = self.dv_above[9].q.val();
-        self.p4_target.d.next = self.p4_grid.val();
-        if self.dv_above[9].q.val() {
-            self.p4_target.d.next = self.p4_grid.val() + bit_cast::<21, 20>(self.dv_u[9].q.val());
-        }
-        self.p4_len.d.next = self.dv_len[9].q.val();
-        self.p4_grt.d.next = self.dv_grt[9].q.val();
-        self.p4_u.d.next = self.dv_u[9].q.val();
+        self.p4_len.d.next = self.d3_len.q.val();
+        self.p4_grt.d.next = self.d3_grt.q.val();
+        self.p4_u.d.next = self.d3_u.q.val();
         // p5: never past u below it, never past the message; what is wanted
         self.p5_t1.next = self.p4_target.q.val();
         if !self.p4_above.q.val() & (self.p4_target.q.val() > bit_cast::<21, 20>(self.p4_u.q.val()))
@@ -1423,5 +1451,18 @@ impl Logic for GrantScheduler {
             self.sw_feeding.d.next = false;
             self.p1_valid.d.next = false;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The reciprocal the target pipeline divides by 89 with.
+    #[test]
+    fn reciprocal_of_89_is_exact_over_the_range_used() {
+        for z in 0u64..62_600 {
+            assert_eq!((z * (65_536 + 28_719)) >> 23, z / 89, "z = {z}");
+        }
+        // y' = received + window clamped to 1,000,000, plus MAX_PAYLOAD - 1.
+        assert!((1_000_000 + super::MAX_PAYLOAD as u64 - 1) >> 4 < 62_600);
     }
 }
