@@ -131,7 +131,11 @@ impl Bench {
         self.sim.set_reset(false);
         let mut waited = 0;
         while !self.sim.s_ready() {
-            assert!(!self.sim.m_valid(), "{}: m_valid during the sweep", self.label);
+            assert!(
+                !self.sim.m_valid(),
+                "{}: m_valid during the sweep",
+                self.label
+            );
             self.sim.tick();
             waited += 1;
             assert!(waited <= CLEAR_CYCLES, "{}: sweep too long", self.label);
@@ -154,7 +158,11 @@ impl Bench {
     /// the checks of the cycle after it.
     fn step(&mut self, update: Option<(u16, Option<(u32, u64)>)>) {
         let cycle = self.sim.cycle();
-        assert!(self.sim.s_ready(), "{}: cycle {cycle}: ready low", self.label);
+        assert!(
+            self.sim.s_ready(),
+            "{}: cycle {cycle}: ready low",
+            self.label
+        );
         match update {
             Some((index, entry)) => {
                 self.sim.set_s_valid(true);
@@ -219,7 +227,11 @@ impl Bench {
             );
             self.root = p.root;
             if let Some((_, rank, age)) = p.root {
-                let ties = self.model.order.range((rank, 0, 0)..(rank + 1, 0, 0)).count();
+                let ties = self
+                    .model
+                    .order
+                    .range((rank, 0, 0)..(rank + 1, 0, 0))
+                    .count();
                 if ties > 1 {
                     self.cov.age_decided += 1;
                 }
@@ -329,7 +341,10 @@ fn random_updates_keep_the_root_exact() {
         assert!(cov.sibling_back_to_back > 5_000, "seed {seed}: {cov:?}");
         assert!(cov.age_decided > 10_000, "seed {seed}: {cov:?}");
         assert!(cov.across_wrap > 10_000, "seed {seed}: {cov:?}");
-        assert!(cov.deletes > 5_000 && cov.key_changes > 10_000, "seed {seed}: {cov:?}");
+        assert!(
+            cov.deletes > 5_000 && cov.key_changes > 10_000,
+            "seed {seed}: {cov:?}"
+        );
     }
 }
 
@@ -389,7 +404,10 @@ fn reset_forgets_every_entry() {
 
 #[test]
 fn entry_order_is_the_rtl_order() {
-    let older = Entry { rank: 7, age: u32::MAX - 1 };
+    let older = Entry {
+        rank: 7,
+        age: u32::MAX - 1,
+    };
     let newer = Entry { rank: 7, age: 2 };
     assert!(older.beats(&newer), "serial order across the wrap");
     assert!(!newer.beats(&older));

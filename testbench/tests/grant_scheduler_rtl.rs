@@ -118,11 +118,21 @@ impl Rtl {
 
     /// Offers one event, runs until the scheduler is idle with its queue
     /// empty, and returns the grants it made.
-    fn event(&mut self, slot: u16, remove: bool, length: u32, received: u32, incoming: u32) -> Vec<Grant> {
+    fn event(
+        &mut self,
+        slot: u16,
+        remove: bool,
+        length: u32,
+        received: u32,
+        incoming: u32,
+    ) -> Vec<Grant> {
         let start = self.sim.cycle();
         while !self.sim.s_evt_ready() {
             self.tick();
-            assert!(self.sim.cycle() - start < EVENT_TIMEOUT_CYCLES, "not ready for an event");
+            assert!(
+                self.sim.cycle() - start < EVENT_TIMEOUT_CYCLES,
+                "not ready for an event"
+            );
         }
         self.sim.set_s_evt_valid(true);
         self.sim.set_s_evt_slot(slot);
@@ -234,6 +244,7 @@ fn run(
     let mut next_peer = 1;
     let mut now = 0u64;
     let mut cov = Coverage::default();
+    let mut last_event = String::new();
     while cov.packets < packets {
         now += 100;
         // A new message now and then (always when nothing can be sent).
@@ -268,20 +279,21 @@ fn run(
             // Each prefilled message's first packet.
             i
         } else {
-            let candidates: Vec<usize> =
-                (0..live.len()).filter(|&i| live[i].can_send()).collect();
+            let candidates: Vec<usize> = (0..live.len()).filter(|&i| live[i].can_send()).collect();
             if candidates.is_empty() {
                 continue;
             }
             candidates[rng.gen_range(0..candidates.len())]
         };
         let fifo_before = model.counters().fifo_grants_out;
+        let total_before = model.total_incoming();
         let (want, got) = if cov.packets >= prefill as u64 && rng.gen_ratio(1, 300) {
             // The peer gives up on it: the receiver forgets the message.
             let m = live.swap_remove(i);
             model.handle_frame(now, rpc_unknown_frame(&m, me.ip));
             free_slots.push(m.slot);
             cov.aborted += 1;
+            last_event = format!("REMOVE slot {}", m.slot);
             let got = rtl.event(m.slot, true, 0, 0, 0);
             (model_grants(&mut model, now, &live, fifo_before), got)
         } else {
@@ -293,6 +305,8 @@ fn run(
             cov.packets += 1;
             model.handle_frame(now, frame);
             let (slot, length, received, incoming) = (m.slot, m.length, m.sent, m.granted);
+            last_event =
+                format!("DATA slot {slot} length {length} received {received} incoming {incoming}");
             let got = rtl.event(slot, false, length, received, incoming);
             let want = model_grants(&mut model, now, &live, fifo_before);
             if received == length {
@@ -304,8 +318,8 @@ fn run(
         };
         assert_eq!(
             got, want,
-            "{label}: packet {}: grants, RTL (left) vs model (right) as (slot, offset, priority, fifo)",
-            cov.packets
+            "{label}: packet {}, {last_event}, total_incoming {} before: grants, RTL (left) vs model (right) as (slot, offset, priority, fifo)",
+            cov.packets, total_before
         );
         assert_eq!(
             rtl.sim.total_incoming() as u64,
@@ -317,7 +331,10 @@ fn run(
             cov.grants += 1;
             cov.fifo_grants += fifo as u64;
             if let Some(m) = live.iter_mut().find(|m| m.slot == slot) {
-                if offset < m.length && offset > m.unscheduled && (offset - m.unscheduled) % MAX_PAYLOAD != 0 {
+                if offset < m.length
+                    && offset > m.unscheduled
+                    && (offset - m.unscheduled) % MAX_PAYLOAD != 0
+                {
                     cov.capped += 1;
                 }
                 m.granted = m.granted.max(offset);
@@ -339,12 +356,7 @@ fn run(
 /// grant count before it), as (slot, offset, priority,
 /// fifo). The model does not mark FIFO grants in the packet; it counts them,
 /// and a FIFO grant is always the last of a pass, at `max_sched_prio`.
-fn model_grants(
-    model: &mut Endpoint,
-    now: u64,
-    live: &[Message],
-    fifo_before: u64,
-) -> Vec<Grant> {
+fn model_grants(model: &mut Endpoint, now: u64, live: &[Message], fifo_before: u64) -> Vec<Grant> {
     let mut grants = Vec::new();
     while let Some(f) = model.next_frame(now) {
         if let Body::Grant(g) = f.homa.body {

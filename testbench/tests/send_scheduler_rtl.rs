@@ -59,7 +59,10 @@ impl Rtl {
         let start = self.sim.cycle();
         while !self.sim.idle() {
             self.sim.tick();
-            assert!(self.sim.cycle() - start < 40_000, "send scheduler never idle");
+            assert!(
+                self.sim.cycle() - start < 40_000,
+                "send scheduler never idle"
+            );
         }
     }
 
@@ -67,7 +70,10 @@ impl Rtl {
         let start = self.sim.cycle();
         while !self.sim.s_upd_ready() {
             self.sim.tick();
-            assert!(self.sim.cycle() - start < TIMEOUT_CYCLES, "update not taken");
+            assert!(
+                self.sim.cycle() - start < TIMEOUT_CYCLES,
+                "update not taken"
+            );
         }
         self.sim.set_s_upd_valid(true);
         self.sim.set_s_upd_slot(m.slot);
@@ -76,7 +82,8 @@ impl Rtl {
         self.sim.set_s_upd_bytes_left(m.length - m.next);
         self.sim.set_s_upd_birth(m.birth);
         self.sim.set_s_upd_sent(sent_bytes.is_some());
-        self.sim.set_s_upd_sent_bytes(sent_bytes.unwrap_or(0) as u16);
+        self.sim
+            .set_s_upd_sent_bytes(sent_bytes.unwrap_or(0) as u16);
         self.sim.tick();
         self.sim.set_s_upd_valid(false);
         self.sim.set_s_upd_sent(false);
@@ -176,7 +183,9 @@ fn run(label: &str, cfg: HomaConfig, seed: u64, packets: u64, messages: usize) -
             msgs.push(m);
         } else if roll < 30 {
             // A grant for a message that needs one.
-            let waiting: Vec<usize> = (0..msgs.len()).filter(|&i| msgs[i].granted < msgs[i].length).collect();
+            let waiting: Vec<usize> = (0..msgs.len())
+                .filter(|&i| msgs[i].granted < msgs[i].length)
+                .collect();
             if waiting.is_empty() {
                 continue;
             }
@@ -195,7 +204,10 @@ fn run(label: &str, cfg: HomaConfig, seed: u64, packets: u64, messages: usize) -
                     panic!("{label}: the model sent {:?}", f.homa.packet_type())
                 };
                 let id = f.homa.common.sender_id;
-                let i = msgs.iter().position(|m| m.id == id).expect("a known message");
+                let i = msgs
+                    .iter()
+                    .position(|m| m.id == id)
+                    .expect("a known message");
                 (i, d.payload_offset(&f.homa.common), d.payload.len() as u32)
             });
             match (got, want) {
@@ -207,7 +219,10 @@ fn run(label: &str, cfg: HomaConfig, seed: u64, packets: u64, messages: usize) -
                         "{label}: packet {}: RTL picked slot {slot}, the model message {i} (slot {}, {} bytes left, birth {})",
                         cov.packets, m.slot, m.length - m.next, m.birth
                     );
-                    assert_eq!(offset, m.next, "{label}: the model sent from its next offset");
+                    assert_eq!(
+                        offset, m.next,
+                        "{label}: the model sent from its next offset"
+                    );
                     m.next += bytes;
                     cov.packets += 1;
                     if fifo {
@@ -232,7 +247,9 @@ fn run(label: &str, cfg: HomaConfig, seed: u64, packets: u64, messages: usize) -
                 ),
             }
         }
-        cov.max_eligible = cov.max_eligible.max(msgs.iter().filter(|m| m.eligible()).count());
+        cov.max_eligible = cov
+            .max_eligible
+            .max(msgs.iter().filter(|m| m.eligible()).count());
     }
     eprintln!("{label}: {cov:?}");
     cov
@@ -241,7 +258,10 @@ fn run(label: &str, cfg: HomaConfig, seed: u64, packets: u64, messages: usize) -
 #[test]
 fn defaults_match_the_model() {
     let cov = run("defaults", HomaConfig::default(), 1, 6_000, 300);
-    assert!(cov.fifo_picks > 20 && cov.bypass_picks > 50 && cov.srpt_picks > 2_000, "{cov:?}");
+    assert!(
+        cov.fifo_picks > 20 && cov.bypass_picks > 50 && cov.srpt_picks > 2_000,
+        "{cov:?}"
+    );
 }
 
 #[test]

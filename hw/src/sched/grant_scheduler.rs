@@ -51,6 +51,15 @@
 //!                      room left
 //!   CLEAN              fully granted entries leave the active set
 //!   REFILL again, then FIFO (the FIFO grant's turn), then IDLE.
+//! Shortcut: an event that leaves the active set as it was (its message is
+//! not active and not promoted) skips the pass (READ -> IDLE, 2 cycles) when
+//! the pass could grant nothing: no FIFO grant is due, and either the event
+//! does not grow the room, or the last pass ended with room left and the
+//! active set as its sweep saw it (every active message then got its whole
+//! target, and a target depends only on its message and on n). The
+//! differential test found the second condition: a member that leaves after
+//! the sweep changes n, so the dynamic window of the others grows. Short single-packet messages and the unscheduled
+//! packets of messages outside the active set take this path.
 //! A DATA event with a full active set and no change of membership takes
 //! about 3 + n + 8 cycles (n active).
 //!
@@ -215,6 +224,19 @@ pub struct GrantScheduler {
     state_ram: RAM<Bits<ST_BITS>, SLOT_BITS>,
 
     fsm: DFF<Bits<4>>,
+    /// The next pass may grant even if the event changes nothing: the last
+    /// full pass ended with no room left (an active message may be owed
+    /// bytes: room that grows must be used), or the active set changed after
+    /// its sweep (a member left, so n and the dynamic window changed, or a
+    /// new member has not been swept yet), or a tunable changed.
+    pass_owes: DFF<bool>,
+    /// The pass in progress changed the active set after its sweep (CLEAN).
+    cleaned: DFF<bool>,
+    /// A full pass has just ended: `pass_owes` is taken in the next cycle.
+    pass_ended: DFF<bool>,
+    /// READ: the event changes nothing a pass could act on (see DESIGN NOTES).
+    skip_pass: Signal<Local, bool>,
+    fifo_due: Signal<Local, bool>,
     /// The REFILL in progress follows the grant pass (then FIFO), not the event.
     post_sweep: DFF<bool>,
     birth_ctr: DFF<Bits<32>>,
@@ -501,6 +523,11 @@ impl Default for GrantScheduler {
             oldest_tree: WinnerTree::default(),
             state_ram: Default::default(),
             fsm: Default::default(),
+            pass_owes: Default::default(),
+            cleaned: Default::default(),
+            pass_ended: Default::default(),
+            skip_pass: Default::default(),
+            fifo_due: Default::default(),
             post_sweep: Default::default(),
             birth_ctr: Default::default(),
             total: Default::default(),
@@ -705,15 +732,99 @@ impl Logic for GrantScheduler {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, fsm, post_sweep, birth_ctr, total, srpt_granted, e_slot, e_remove, e_len,
-            e_rcv, e_inc, a_n, mv_rm, mv_ins, mv_new, mv_demote, mv_next, mv_q, refill_slot,
-            sw_feed, sw_feeding, sw_n, sw_window, sw_stop, sw_left, p1_valid, p1_r, p1_off,
-            p1_len, p1_grt, p1_u, p2_valid, p2_r, p2_off, p2_len, p2_grt, p2_u, p3_valid, p3_r,
-            p3_above, p3_y, p3_len, p3_grt, p3_u, d1_valid, d1_r, d1_above, d1_z, d1_prod, d1_len,
-            d1_grt, d1_u, d2_valid, d2_r, d2_above, d2_q, d2_len, d2_grt, d2_u, d3_valid, d3_r,
-            d3_above, d3_grid, d3_len, d3_grt, d3_u, p4_valid, p4_r, p4_target, p4_above, p4_len,
-            p4_grt, p4_u, p5_valid, p5_r, p5_target, p5_want, p5_wants, fifo_slot,
-            fifo_threshold, shadow, pr_idx, pr_step, pr_num, pr_den, pr_rem, pr_q, gq_rd, gq_wr,
+            self,
+            clock,
+            fsm,
+            pass_owes,
+            cleaned,
+            pass_ended,
+            post_sweep,
+            birth_ctr,
+            total,
+            srpt_granted,
+            e_slot,
+            e_remove,
+            e_len,
+            e_rcv,
+            e_inc,
+            a_n,
+            mv_rm,
+            mv_ins,
+            mv_new,
+            mv_demote,
+            mv_next,
+            mv_q,
+            refill_slot,
+            sw_feed,
+            sw_feeding,
+            sw_n,
+            sw_window,
+            sw_stop,
+            sw_left,
+            p1_valid,
+            p1_r,
+            p1_off,
+            p1_len,
+            p1_grt,
+            p1_u,
+            p2_valid,
+            p2_r,
+            p2_off,
+            p2_len,
+            p2_grt,
+            p2_u,
+            p3_valid,
+            p3_r,
+            p3_above,
+            p3_y,
+            p3_len,
+            p3_grt,
+            p3_u,
+            d1_valid,
+            d1_r,
+            d1_above,
+            d1_z,
+            d1_prod,
+            d1_len,
+            d1_grt,
+            d1_u,
+            d2_valid,
+            d2_r,
+            d2_above,
+            d2_q,
+            d2_len,
+            d2_grt,
+            d2_u,
+            d3_valid,
+            d3_r,
+            d3_above,
+            d3_grid,
+            d3_len,
+            d3_grt,
+            d3_u,
+            p4_valid,
+            p4_r,
+            p4_target,
+            p4_above,
+            p4_len,
+            p4_grt,
+            p4_u,
+            p5_valid,
+            p5_r,
+            p5_target,
+            p5_want,
+            p5_wants,
+            fifo_slot,
+            fifo_threshold,
+            shadow,
+            pr_idx,
+            pr_step,
+            pr_num,
+            pr_den,
+            pr_rem,
+            pr_q,
+            gq_rd,
+            gq_wr,
             gq_count
         );
         clock!(self, clock, cand_tree, oldest_tree);
@@ -795,7 +906,8 @@ impl Logic for GrantScheduler {
         if self.st_present.val() & (self.st_grt.val() > self.n_inc_clip.val()) {
             self.n_grt.next = self.st_grt.val();
         }
-        self.n_ignore.next = (self.st_present.val() & !self.e_remove.q.val()
+        self.n_ignore.next = (self.st_present.val()
+            & !self.e_remove.q.val()
             & (self.e_len.q.val() != self.st_len.val()))
             | (self.e_remove.q.val() & !self.st_present.val());
         self.n_gone.next = self.e_remove.q.val() | (self.e_rcv.q.val() >= self.n_len.val());
@@ -976,8 +1088,8 @@ impl Logic for GrantScheduler {
         self.p4_above.d.next = self.d3_above.q.val();
         self.p4_target.d.next = self.d3_grid.q.val().get_bits::<21>(0);
         if self.d3_above.q.val() {
-            self.p4_target.d.next = self.d3_grid.q.val().get_bits::<21>(0)
-                + bit_cast::<21, 20>(self.d3_u.q.val());
+            self.p4_target.d.next =
+                self.d3_grid.q.val().get_bits::<21>(0) + bit_cast::<21, 20>(self.d3_u.q.val());
         }
         self.p4_len.d.next = self.d3_len.q.val();
         self.p4_grt.d.next = self.d3_grt.q.val();
@@ -1013,7 +1125,8 @@ impl Logic for GrantScheduler {
         }
         if bit_cast::<32, 20>(self.p5_want.q.val()) > self.room.val() {
             self.dec_amount.next = self.room.val();
-            self.dec_new.next = self.dec_ent.val().get_bits::<20>(52) + self.room.val().get_bits::<20>(0);
+            self.dec_new.next =
+                self.dec_ent.val().get_bits::<20>(52) + self.room.val().get_bits::<20>(0);
         }
         self.dec_slot.next = self.dec_ent.val().get_bits::<14>(112);
         self.msp5.next = bit_cast::<5, 3>(self.cfg_max_sched_prio.val());
@@ -1029,8 +1142,8 @@ impl Logic for GrantScheduler {
         }
 
         // ---- FIFO grant arithmetic (state RAM output = the oldest's state) ----
-        self.fifo_on.next = (self.cfg_grant_fifo_fraction.val() != 0)
-            & (self.cfg_grant_fifo_fraction.val() < 1000);
+        self.fifo_on.next =
+            (self.cfg_grant_fifo_fraction.val() != 0) & (self.cfg_grant_fifo_fraction.val() < 1000);
         self.ff_left.next = bit_cast::<32, 20>(self.st_len.val() - self.st_grt.val());
         self.fifo_inc.next = bit_cast::<32, 20>(self.cfg_fifo_grant_increment.val());
         if self.ff_left.val() < self.fifo_inc.val() {
@@ -1040,6 +1153,15 @@ impl Logic for GrantScheduler {
             self.fifo_inc.next = self.room.val();
         }
         self.ff_new.next = self.st_grt.val() + self.fifo_inc.val().get_bits::<20>(0);
+
+        // ---- READ's shortcut: no pass when it could grant nothing ----
+        self.fifo_due.next =
+            self.fifo_on.val() & (self.srpt_granted.q.val() >= self.fifo_threshold.q.val());
+        self.skip_pass.next = !(self.st_present.val()
+            & (self.st_where.val() == self.w2_active.val()))
+            & !(self.n_wanted.val() & (!self.full.val() | self.beats_worst.val()))
+            & !self.fifo_due.val()
+            & (!self.pass_owes.q.val() | (self.contrib_new.val() >= self.contrib_old.val()));
 
         // ---- derived parameters ----
         self.cfg_now.next = bit_cast::<128, 32>(self.cfg_max_incoming.val())
@@ -1087,325 +1209,331 @@ impl Logic for GrantScheduler {
             & !self.reset.val();
         self.s_evt_ready.next = self.evt_take.val();
         if self.fsm.q.val() == self.st_idle.val() {
-                if !self.cfg_ok.val() & self.cand_tree.s_ready.val() {
-                    // A tunable changed (or reset): derive again.
-                    self.shadow.d.next = self.cfg_now.val();
-                    self.pr_idx.d.next = 0.into();
-                    self.pr_step.d.next = 0.into();
-                    self.pr_num.d.next = self.cfg_max_incoming.val();
-                    self.pr_den.d.next = 2.into();
-                    self.pr_rem.d.next = 0.into();
-                    self.pr_q.d.next = 0.into();
-                    self.fsm.d.next = self.st_params.val();
-                } else if self.s_evt_valid.val() & self.evt_take.val() {
-                    self.e_slot.d.next = self.s_evt_slot.val();
-                    self.e_remove.d.next = self.s_evt_remove.val();
-                    self.e_len.d.next = self.s_evt_length.val();
-                    self.e_rcv.d.next = self.s_evt_received.val();
-                    self.e_inc.d.next = self.s_evt_incoming.val();
-                    self.fsm.d.next = self.st_read.val();
-                }
+            if self.pass_ended.q.val() {
+                self.pass_ended.d.next = false;
+                self.pass_owes.d.next = (self.room.val() == 0) | self.cleaned.q.val();
+            }
+            if !self.cfg_ok.val() & self.cand_tree.s_ready.val() {
+                // A tunable changed (or reset): derive again.
+                self.shadow.d.next = self.cfg_now.val();
+                self.pr_idx.d.next = 0.into();
+                self.pr_step.d.next = 0.into();
+                self.pr_num.d.next = self.cfg_max_incoming.val();
+                self.pr_den.d.next = 2.into();
+                self.pr_rem.d.next = 0.into();
+                self.pr_q.d.next = 0.into();
+                self.fsm.d.next = self.st_params.val();
+            } else if self.s_evt_valid.val() & self.evt_take.val() {
+                self.e_slot.d.next = self.s_evt_slot.val();
+                self.e_remove.d.next = self.s_evt_remove.val();
+                self.e_len.d.next = self.s_evt_length.val();
+                self.e_rcv.d.next = self.s_evt_received.val();
+                self.e_inc.d.next = self.s_evt_incoming.val();
+                self.fsm.d.next = self.st_read.val();
+            }
         } else if self.fsm.q.val() == self.st_read.val() {
-                self.post_sweep.d.next = false;
-                self.mv_rm.d.next = self.idx[8].val();
-                self.mv_ins.d.next = false;
-                self.mv_new.d.next = self.n_ent.val();
-                self.mv_demote.d.next = false;
-                self.mv_next.d.next = self.st_refill.val();
-                self.fsm.d.next = self.st_refill.val();
-                if self.n_ignore.val() {
-                    self.fsm.d.next = self.st_idle.val();
-                } else {
-                    self.total.d.next =
-                        self.total.q.val() - self.contrib_old.val() + self.contrib_new.val();
-                    if !self.st_present.val() {
-                        self.birth_ctr.d.next = self.birth_ctr.q.val() + 1;
-                    }
-                    self.state_ram.write_enable.next = true;
-                    self.state_ram.write_address.next = self.e_slot.q.val();
-                    self.state_ram.write_data.next = 0.into();
-                    self.cand_tree.s_index.next = self.e_slot.q.val();
-                    self.oldest_tree.s_index.next = self.e_slot.q.val();
-                    self.cand_tree.s_rank.next = self.n_rem.val();
-                    self.cand_tree.s_age.next = self.n_birth.val();
-                    self.oldest_tree.s_age.next = self.n_birth.val();
-                    if self.st_present.val() & (self.st_where.val() == self.w2_active.val()) {
-                        // In the active set: it moves up, or leaves.
-                        self.mv_rm.d.next = self.hit_pos.val();
-                        self.fsm.d.next = self.st_move1.val();
-                        if self.n_wanted.val() {
-                            self.mv_ins.d.next = true;
-                            self.state_ram.write_data.next =
-                                self.st_new.val() | self.where_active.val();
-                        } else if !self.n_gone.val() {
-                            self.state_ram.write_data.next = self.st_new.val();
-                        }
-                    } else if self.n_wanted.val() & (!self.full.val() | self.beats_worst.val()) {
-                        // Promoted: into the active set, the worst (if full) out.
+            self.post_sweep.d.next = false;
+            self.mv_rm.d.next = self.idx[8].val();
+            self.mv_ins.d.next = false;
+            self.mv_new.d.next = self.n_ent.val();
+            self.mv_demote.d.next = false;
+            self.mv_next.d.next = self.st_refill.val();
+            self.fsm.d.next = self.st_refill.val();
+            if self.n_ignore.val() {
+                self.fsm.d.next = self.st_idle.val();
+            } else {
+                self.total.d.next =
+                    self.total.q.val() - self.contrib_old.val() + self.contrib_new.val();
+                if !self.st_present.val() {
+                    self.birth_ctr.d.next = self.birth_ctr.q.val() + 1;
+                }
+                self.state_ram.write_enable.next = true;
+                self.state_ram.write_address.next = self.e_slot.q.val();
+                self.state_ram.write_data.next = 0.into();
+                self.cand_tree.s_index.next = self.e_slot.q.val();
+                self.oldest_tree.s_index.next = self.e_slot.q.val();
+                self.cand_tree.s_rank.next = self.n_rem.val();
+                self.cand_tree.s_age.next = self.n_birth.val();
+                self.oldest_tree.s_age.next = self.n_birth.val();
+                if self.st_present.val() & (self.st_where.val() == self.w2_active.val()) {
+                    // In the active set: it moves up, or leaves.
+                    self.mv_rm.d.next = self.hit_pos.val();
+                    self.fsm.d.next = self.st_move1.val();
+                    if self.n_wanted.val() {
                         self.mv_ins.d.next = true;
-                        self.fsm.d.next = self.st_move1.val();
-                        if self.full.val() {
-                            self.mv_demote.d.next = true;
-                            self.mv_rm.d.next = self.m_cfg.val() - 1;
-                        }
                         self.state_ram.write_data.next =
                             self.st_new.val() | self.where_active.val();
-                        if self.st_present.val() & (self.st_where.val() == self.w2_tree.val()) {
-                            self.cand_tree.s_valid.next = true;
-                            self.oldest_tree.s_valid.next = true;
-                        }
-                    } else if self.n_wanted.val() {
-                        // A tree leaf: its key changes (or it arrives).
-                        self.cand_tree.s_valid.next = true;
-                        self.cand_tree.s_present.next = true;
-                        self.oldest_tree.s_valid.next = true;
-                        self.oldest_tree.s_present.next = true;
-                        self.state_ram.write_data.next =
-                            self.st_new.val() | self.where_tree.val();
-                    } else {
-                        // Not (or no longer) a candidate.
-                        if self.st_present.val() & (self.st_where.val() == self.w2_tree.val()) {
-                            self.cand_tree.s_valid.next = true;
-                            self.oldest_tree.s_valid.next = true;
-                        }
-                        if !self.n_gone.val() {
-                            self.state_ram.write_data.next = self.st_new.val();
-                        }
+                    } else if !self.n_gone.val() {
+                        self.state_ram.write_data.next = self.st_new.val();
                     }
-                }
-        } else if self.fsm.q.val() == self.st_move1.val() {
-                self.mv_q.d.next = self.mv_first.val();
-                if self.mv_rm.q.val() < self.mv_first.val() {
-                    self.mv_q.d.next = self.mv_first.val() - 1;
-                }
-                if self.mv_demote.q.val() {
-                    // The worst active entry becomes a tree leaf.
+                } else if self.n_wanted.val() & (!self.full.val() | self.beats_worst.val()) {
+                    // Promoted: into the active set, the worst (if full) out.
+                    self.mv_ins.d.next = true;
+                    self.fsm.d.next = self.st_move1.val();
+                    if self.full.val() {
+                        self.mv_demote.d.next = true;
+                        self.mv_rm.d.next = self.m_cfg.val() - 1;
+                    }
+                    self.state_ram.write_data.next = self.st_new.val() | self.where_active.val();
+                    if self.st_present.val() & (self.st_where.val() == self.w2_tree.val()) {
+                        self.cand_tree.s_valid.next = true;
+                        self.oldest_tree.s_valid.next = true;
+                    }
+                } else if self.n_wanted.val() {
+                    // A tree leaf: its key changes (or it arrives).
+                    if self.skip_pass.val() {
+                        self.fsm.d.next = self.st_idle.val();
+                    }
                     self.cand_tree.s_valid.next = true;
                     self.cand_tree.s_present.next = true;
-                    self.cand_tree.s_index.next = self.mv_rm_ent.val().get_bits::<14>(112);
-                    self.cand_tree.s_rank.next = self.mv_rm_ent.val().get_bits::<20>(32);
-                    self.cand_tree.s_age.next = self.mv_rm_ent.val().get_bits::<32>(0);
                     self.oldest_tree.s_valid.next = true;
                     self.oldest_tree.s_present.next = true;
-                    self.oldest_tree.s_index.next = self.mv_rm_ent.val().get_bits::<14>(112);
-                    self.oldest_tree.s_age.next = self.mv_rm_ent.val().get_bits::<32>(0);
-                    self.state_ram.write_enable.next = true;
-                    self.state_ram.write_address.next = self.mv_rm_ent.val().get_bits::<14>(112);
-                    self.state_ram.write_data.next = bit_cast::<95, 32>(
-                        self.mv_rm_ent.val().get_bits::<32>(0),
-                    ) | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(52))
-                        << 32)
+                    self.state_ram.write_data.next = self.st_new.val() | self.where_tree.val();
+                } else {
+                    // Not (or no longer) a candidate.
+                    if self.skip_pass.val() {
+                        self.fsm.d.next = self.st_idle.val();
+                    }
+                    if self.st_present.val() & (self.st_where.val() == self.w2_tree.val()) {
+                        self.cand_tree.s_valid.next = true;
+                        self.oldest_tree.s_valid.next = true;
+                    }
+                    if !self.n_gone.val() {
+                        self.state_ram.write_data.next = self.st_new.val();
+                    }
+                }
+            }
+        } else if self.fsm.q.val() == self.st_move1.val() {
+            self.mv_q.d.next = self.mv_first.val();
+            if self.mv_rm.q.val() < self.mv_first.val() {
+                self.mv_q.d.next = self.mv_first.val() - 1;
+            }
+            if self.mv_demote.q.val() {
+                // The worst active entry becomes a tree leaf.
+                self.cand_tree.s_valid.next = true;
+                self.cand_tree.s_present.next = true;
+                self.cand_tree.s_index.next = self.mv_rm_ent.val().get_bits::<14>(112);
+                self.cand_tree.s_rank.next = self.mv_rm_ent.val().get_bits::<20>(32);
+                self.cand_tree.s_age.next = self.mv_rm_ent.val().get_bits::<32>(0);
+                self.oldest_tree.s_valid.next = true;
+                self.oldest_tree.s_present.next = true;
+                self.oldest_tree.s_index.next = self.mv_rm_ent.val().get_bits::<14>(112);
+                self.oldest_tree.s_age.next = self.mv_rm_ent.val().get_bits::<32>(0);
+                self.state_ram.write_enable.next = true;
+                self.state_ram.write_address.next = self.mv_rm_ent.val().get_bits::<14>(112);
+                self.state_ram.write_data.next =
+                    bit_cast::<95, 32>(self.mv_rm_ent.val().get_bits::<32>(0))
+                        | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(52)) << 32)
                         | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(72)) << 52)
                         | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(92)) << 72)
                         | self.where_tree.val()
                         | self.present_bit.val();
-                }
-                self.fsm.d.next = self.st_move2.val();
+            }
+            self.fsm.d.next = self.st_move2.val();
         } else if self.fsm.q.val() == self.st_move2.val() {
-                for k in 0..7 {
-                    if self.mv_up[k].val() {
-                        self.a_ent[k].d.next = self.a_ent[k + 1].q.val();
-                    }
+            for k in 0..7 {
+                if self.mv_up[k].val() {
+                    self.a_ent[k].d.next = self.a_ent[k + 1].q.val();
                 }
-                for k in 1..8 {
-                    if self.mv_down[k].val() {
-                        self.a_ent[k].d.next = self.a_ent[k - 1].q.val();
-                    }
+            }
+            for k in 1..8 {
+                if self.mv_down[k].val() {
+                    self.a_ent[k].d.next = self.a_ent[k - 1].q.val();
                 }
-                for k in 0..8 {
-                    if self.mv_here[k].val() {
-                        self.a_ent[k].d.next = self.mv_new.q.val();
-                    }
+            }
+            for k in 0..8 {
+                if self.mv_here[k].val() {
+                    self.a_ent[k].d.next = self.mv_new.q.val();
                 }
-                if (self.mv_rm.q.val() != self.idx[8].val()) & !self.mv_ins.q.val() {
-                    self.a_n.d.next = self.a_n.q.val() - 1;
-                }
-                if (self.mv_rm.q.val() == self.idx[8].val()) & self.mv_ins.q.val() {
-                    self.a_n.d.next = self.a_n.q.val() + 1;
-                }
-                self.fsm.d.next = self.mv_next.q.val();
+            }
+            if (self.mv_rm.q.val() != self.idx[8].val()) & !self.mv_ins.q.val() {
+                self.a_n.d.next = self.a_n.q.val() - 1;
+            }
+            if (self.mv_rm.q.val() == self.idx[8].val()) & self.mv_ins.q.val() {
+                self.a_n.d.next = self.a_n.q.val() + 1;
+            }
+            self.fsm.d.next = self.mv_next.q.val();
         } else if self.fsm.q.val() == self.st_refill.val() {
-                if !self.full.val()
-                    & self.cand_tree.m_settled.val()
-                    & self.oldest_tree.m_settled.val()
-                    & self.cand_tree.m_present.val()
-                {
-                    self.refill_slot.d.next = self.cand_tree.m_index.val();
-                    self.state_ram.read_address.next = self.cand_tree.m_index.val();
-                    self.fsm.d.next = self.st_refill_read.val();
-                } else if self.full.val()
-                    | (self.cand_tree.m_settled.val() & self.oldest_tree.m_settled.val())
-                {
-                    // The active set is as it must be.
-                    if self.post_sweep.q.val() {
-                        self.fsm.d.next = self.st_fifo.val();
-                    } else if self.a_n.q.val() == 0 {
-                        self.fsm.d.next = self.st_idle.val();
-                    } else {
-                        self.sw_n.d.next = self.a_n.q.val();
-                        self.sw_window.d.next = self.window_now.val();
-                        self.sw_feed.d.next = 0.into();
-                        self.sw_feeding.d.next = true;
-                        self.sw_stop.d.next = false;
-                        self.sw_left.d.next = self.a_n.q.val();
-                        self.fsm.d.next = self.st_sweep.val();
-                    }
+            if !self.full.val()
+                & self.cand_tree.m_settled.val()
+                & self.oldest_tree.m_settled.val()
+                & self.cand_tree.m_present.val()
+            {
+                self.refill_slot.d.next = self.cand_tree.m_index.val();
+                self.state_ram.read_address.next = self.cand_tree.m_index.val();
+                self.fsm.d.next = self.st_refill_read.val();
+            } else if self.full.val()
+                | (self.cand_tree.m_settled.val() & self.oldest_tree.m_settled.val())
+            {
+                // The active set is as it must be.
+                if self.post_sweep.q.val() {
+                    self.fsm.d.next = self.st_fifo.val();
+                } else if self.a_n.q.val() == 0 {
+                    self.fsm.d.next = self.st_idle.val();
+                    self.pass_ended.d.next = true;
+                } else {
+                    self.sw_n.d.next = self.a_n.q.val();
+                    self.sw_window.d.next = self.window_now.val();
+                    self.sw_feed.d.next = 0.into();
+                    self.sw_feeding.d.next = true;
+                    self.sw_stop.d.next = false;
+                    self.sw_left.d.next = self.a_n.q.val();
+                    self.cleaned.d.next = false;
+                    self.fsm.d.next = self.st_sweep.val();
                 }
+            }
         } else if self.fsm.q.val() == self.st_refill_read.val() {
-                self.mv_rm.d.next = self.idx[8].val();
-                self.mv_ins.d.next = true;
-                self.mv_new.d.next = self.rf_ent.val();
-                self.mv_demote.d.next = false;
-                self.mv_next.d.next = self.st_refill.val();
-                self.cand_tree.s_valid.next = true;
-                self.cand_tree.s_index.next = self.refill_slot.q.val();
-                self.oldest_tree.s_valid.next = true;
-                self.oldest_tree.s_index.next = self.refill_slot.q.val();
-                self.state_ram.write_enable.next = true;
-                self.state_ram.write_address.next = self.refill_slot.q.val();
-                self.state_ram.write_data.next = (self.st.val()
-                    & self.where_clear.val())
-                    | self.where_active.val();
-                self.fsm.d.next = self.st_move1.val();
+            self.mv_rm.d.next = self.idx[8].val();
+            self.mv_ins.d.next = true;
+            self.mv_new.d.next = self.rf_ent.val();
+            self.mv_demote.d.next = false;
+            self.mv_next.d.next = self.st_refill.val();
+            self.cand_tree.s_valid.next = true;
+            self.cand_tree.s_index.next = self.refill_slot.q.val();
+            self.oldest_tree.s_valid.next = true;
+            self.oldest_tree.s_index.next = self.refill_slot.q.val();
+            self.state_ram.write_enable.next = true;
+            self.state_ram.write_address.next = self.refill_slot.q.val();
+            self.state_ram.write_data.next =
+                (self.st.val() & self.where_clear.val()) | self.where_active.val();
+            self.fsm.d.next = self.st_move1.val();
         } else if self.fsm.q.val() == self.st_sweep.val() {
-                if self.sw_feeding.q.val() {
-                    self.sw_feed.d.next = self.sw_feed.q.val() + 1;
-                    if self.sw_feed.q.val() + 1 == self.sw_n.q.val() {
-                        self.sw_feeding.d.next = false;
-                    }
+            if self.sw_feeding.q.val() {
+                self.sw_feed.d.next = self.sw_feed.q.val() + 1;
+                if self.sw_feed.q.val() + 1 == self.sw_n.q.val() {
+                    self.sw_feeding.d.next = false;
                 }
-                if self.p5_valid.q.val() {
-                    self.sw_left.d.next = self.sw_left.q.val() - 1;
-                    if self.sw_left.q.val() == 1 {
-                        self.fsm.d.next = self.st_clean.val();
-                    }
-                    if !self.sw_stop.q.val() {
-                        if self.room.val() == 0 {
-                            self.sw_stop.d.next = true;
-                        } else if self.p5_wants.q.val() {
-                            self.gq_push.next = true;
-                            self.total.d.next = self.total.q.val() + self.dec_amount.val();
-                            self.srpt_granted.d.next =
-                                self.srpt_granted.q.val() + self.dec_amount.val();
-                            for k in 0..8 {
-                                if self.idx[k].val() == self.p5_r.q.val() {
-                                    self.a_ent[k].d.next = (self.dec_ent.val()
-                                        & self.grt_mask_n.val())
-                                        | (bit_cast::<126, 20>(self.dec_new.val()) << 52);
-                                }
+            }
+            if self.p5_valid.q.val() {
+                self.sw_left.d.next = self.sw_left.q.val() - 1;
+                if self.sw_left.q.val() == 1 {
+                    self.fsm.d.next = self.st_clean.val();
+                }
+                if !self.sw_stop.q.val() {
+                    if self.room.val() == 0 {
+                        self.sw_stop.d.next = true;
+                    } else if self.p5_wants.q.val() {
+                        self.gq_push.next = true;
+                        self.total.d.next = self.total.q.val() + self.dec_amount.val();
+                        self.srpt_granted.d.next =
+                            self.srpt_granted.q.val() + self.dec_amount.val();
+                        for k in 0..8 {
+                            if self.idx[k].val() == self.p5_r.q.val() {
+                                self.a_ent[k].d.next = (self.dec_ent.val() & self.grt_mask_n.val())
+                                    | (bit_cast::<126, 20>(self.dec_new.val()) << 52);
                             }
-                            self.state_ram.write_enable.next = true;
-                            self.state_ram.write_address.next = self.dec_slot.val();
-                            self.state_ram.write_data.next = bit_cast::<95, 32>(
-                                self.dec_ent.val().get_bits::<32>(0),
-                            ) | (bit_cast::<95, 20>(self.dec_new.val()) << 32)
-                                | (bit_cast::<95, 20>(self.dec_ent.val().get_bits::<20>(72))
-                                    << 52)
-                                | (bit_cast::<95, 20>(self.dec_ent.val().get_bits::<20>(92))
-                                    << 72)
+                        }
+                        self.state_ram.write_enable.next = true;
+                        self.state_ram.write_address.next = self.dec_slot.val();
+                        self.state_ram.write_data.next =
+                            bit_cast::<95, 32>(self.dec_ent.val().get_bits::<32>(0))
+                                | (bit_cast::<95, 20>(self.dec_new.val()) << 32)
+                                | (bit_cast::<95, 20>(self.dec_ent.val().get_bits::<20>(72)) << 52)
+                                | (bit_cast::<95, 20>(self.dec_ent.val().get_bits::<20>(92)) << 72)
                                 | self.where_active.val()
                                 | self.present_bit.val();
-                        }
                     }
                 }
+            }
         } else if self.fsm.q.val() == self.st_clean.val() {
-                if self.cl_any.val() {
-                    // Fully granted: no longer a candidate.
-                    self.state_ram.write_enable.next = true;
-                    self.state_ram.write_address.next = self.cl_ent.val().get_bits::<14>(112);
-                    self.state_ram.write_data.next = bit_cast::<95, 32>(
-                        self.cl_ent.val().get_bits::<32>(0),
-                    ) | (bit_cast::<95, 20>(self.cl_ent.val().get_bits::<20>(52))
-                        << 32)
+            if self.cl_any.val() {
+                // Fully granted: no longer a candidate.
+                self.cleaned.d.next = true;
+                self.state_ram.write_enable.next = true;
+                self.state_ram.write_address.next = self.cl_ent.val().get_bits::<14>(112);
+                self.state_ram.write_data.next =
+                    bit_cast::<95, 32>(self.cl_ent.val().get_bits::<32>(0))
+                        | (bit_cast::<95, 20>(self.cl_ent.val().get_bits::<20>(52)) << 32)
                         | (bit_cast::<95, 20>(self.cl_ent.val().get_bits::<20>(72)) << 52)
                         | (bit_cast::<95, 20>(self.cl_ent.val().get_bits::<20>(92)) << 72)
                         | self.present_bit.val();
-                    self.mv_rm.d.next = self.cl_pos.val();
-                    self.mv_ins.d.next = false;
-                    self.mv_demote.d.next = false;
-                    self.mv_next.d.next = self.st_clean.val();
-                    self.fsm.d.next = self.st_move1.val();
-                } else {
-                    self.post_sweep.d.next = true;
-                    self.fsm.d.next = self.st_refill.val();
-                }
+                self.mv_rm.d.next = self.cl_pos.val();
+                self.mv_ins.d.next = false;
+                self.mv_demote.d.next = false;
+                self.mv_next.d.next = self.st_clean.val();
+                self.fsm.d.next = self.st_move1.val();
+            } else {
+                self.post_sweep.d.next = true;
+                self.fsm.d.next = self.st_refill.val();
+            }
         } else if self.fsm.q.val() == self.st_fifo.val() {
-                if !self.fifo_on.val() | (self.srpt_granted.q.val() < self.fifo_threshold.q.val()) {
-                    self.fsm.d.next = self.st_idle.val();
-                } else if self.cand_tree.m_settled.val() & self.oldest_tree.m_settled.val() {
-                    if self.oldest_tree.m_present.val() {
-                        self.fifo_slot.d.next = self.oldest_tree.m_index.val();
-                        self.state_ram.read_address.next = self.oldest_tree.m_index.val();
-                        self.fsm.d.next = self.st_fifo_read.val();
-                    } else {
-                        // Every candidate is active: nobody starves.
-                        self.srpt_granted.d.next =
-                            self.srpt_granted.q.val() - self.fifo_threshold.q.val();
-                        self.fsm.d.next = self.st_idle.val();
-                    }
-                }
-        } else if self.fsm.q.val() == self.st_fifo_read.val() {
+            if !self.fifo_due.val() {
                 self.fsm.d.next = self.st_idle.val();
-                if self.room.val() != 0 {
+                self.pass_ended.d.next = true;
+            } else if self.cand_tree.m_settled.val() & self.oldest_tree.m_settled.val() {
+                if self.oldest_tree.m_present.val() {
+                    self.fifo_slot.d.next = self.oldest_tree.m_index.val();
+                    self.state_ram.read_address.next = self.oldest_tree.m_index.val();
+                    self.fsm.d.next = self.st_fifo_read.val();
+                } else {
+                    // Every candidate is active: nobody starves.
                     self.srpt_granted.d.next =
                         self.srpt_granted.q.val() - self.fifo_threshold.q.val();
-                    self.total.d.next = self.total.q.val() + self.fifo_inc.val();
-                    self.gq_push.next = true;
-                    self.gq_push_data.next = bit_cast::<38, 20>(self.ff_new.val())
-                        | (bit_cast::<38, 14>(self.fifo_slot.q.val()) << 20)
-                        | (bit_cast::<38, 3>(self.cfg_max_sched_prio.val()) << 34)
-                        | self.gq_fifo_bit.val();
-                    self.state_ram.write_enable.next = true;
-                    self.state_ram.write_address.next = self.fifo_slot.q.val();
+                    self.fsm.d.next = self.st_idle.val();
+                    self.pass_ended.d.next = true;
+                }
+            }
+        } else if self.fsm.q.val() == self.st_fifo_read.val() {
+            self.fsm.d.next = self.st_idle.val();
+            self.pass_ended.d.next = true;
+            if self.room.val() != 0 {
+                self.srpt_granted.d.next = self.srpt_granted.q.val() - self.fifo_threshold.q.val();
+                self.total.d.next = self.total.q.val() + self.fifo_inc.val();
+                self.gq_push.next = true;
+                self.gq_push_data.next = bit_cast::<38, 20>(self.ff_new.val())
+                    | (bit_cast::<38, 14>(self.fifo_slot.q.val()) << 20)
+                    | (bit_cast::<38, 3>(self.cfg_max_sched_prio.val()) << 34)
+                    | self.gq_fifo_bit.val();
+                self.state_ram.write_enable.next = true;
+                self.state_ram.write_address.next = self.fifo_slot.q.val();
+                self.state_ram.write_data.next = (self.st.val() & self.grt_clear.val())
+                    | (bit_cast::<95, 20>(self.ff_new.val()) << 32);
+                if self.ff_new.val() == self.st_len.val() {
+                    // Fully granted: out of the trees, no longer a candidate.
                     self.state_ram.write_data.next = (self.st.val()
-                        & self.grt_clear.val())
+                        & !(bit_cast::<95, 20>(0xf_ffff.into()) << 32)
+                        & self.where_clear.val())
                         | (bit_cast::<95, 20>(self.ff_new.val()) << 32);
-                    if self.ff_new.val() == self.st_len.val() {
-                        // Fully granted: out of the trees, no longer a candidate.
-                        self.state_ram.write_data.next = (self.st.val()
-                            & !(bit_cast::<95, 20>(0xf_ffff.into()) << 32)
-                            & self.where_clear.val())
-                            | (bit_cast::<95, 20>(self.ff_new.val()) << 32);
-                        self.cand_tree.s_valid.next = true;
-                        self.cand_tree.s_index.next = self.fifo_slot.q.val();
-                        self.oldest_tree.s_valid.next = true;
-                        self.oldest_tree.s_index.next = self.fifo_slot.q.val();
-                    }
+                    self.cand_tree.s_valid.next = true;
+                    self.cand_tree.s_index.next = self.fifo_slot.q.val();
+                    self.oldest_tree.s_valid.next = true;
+                    self.oldest_tree.s_index.next = self.fifo_slot.q.val();
                 }
+            }
         } else if self.fsm.q.val() == self.st_params.val() {
-                // Restoring division, one quotient bit per cycle.
-                self.pr_num.d.next = self.pr_num.q.val() << 1;
-                self.pr_rem.d.next = self.pr_rem_shift.val();
-                self.pr_q.d.next = self.pr_q_next.val();
-                if self.pr_fits.val() {
-                    self.pr_rem.d.next =
-                        self.pr_rem_shift.val() - bit_cast::<33, 32>(self.pr_den.q.val());
-                }
-                self.pr_step.d.next = self.pr_step.q.val() + 1;
-                if self.pr_step.q.val() == 31 {
-                    // The quotient is complete at this edge: store it, next one.
-                    self.pr_step.d.next = 0.into();
-                    self.pr_rem.d.next = 0.into();
-                    self.pr_q.d.next = 0.into();
-                    self.pr_idx.d.next = self.pr_idx.q.val() + 1;
-                    self.pr_num.d.next = self.cfg_max_incoming.val();
-                    self.pr_den.d.next = bit_cast::<32, 4>(self.pr_idx.q.val()) + 3;
-                    for k in 0..8 {
-                        if self.pr_idx.q.val() == self.idx[k].val() {
-                            self.dyn_window[k + 1].d.next = self.pr_q_next.val();
-                        }
-                    }
-                    if self.pr_idx.q.val() == 7 {
-                        // Next: the FIFO threshold.
-                        self.pr_num.d.next = self.fifo_num.val();
-                        self.pr_den.d.next =
-                            bit_cast::<32, 10>(self.cfg_grant_fifo_fraction.val());
-                    }
-                    if self.pr_idx.q.val() == 8 {
-                        self.fifo_threshold.d.next = self.pr_q_next.val();
-                        self.fsm.d.next = self.st_idle.val();
+            // Restoring division, one quotient bit per cycle.
+            self.pr_num.d.next = self.pr_num.q.val() << 1;
+            self.pr_rem.d.next = self.pr_rem_shift.val();
+            self.pr_q.d.next = self.pr_q_next.val();
+            if self.pr_fits.val() {
+                self.pr_rem.d.next =
+                    self.pr_rem_shift.val() - bit_cast::<33, 32>(self.pr_den.q.val());
+            }
+            self.pr_step.d.next = self.pr_step.q.val() + 1;
+            if self.pr_step.q.val() == 31 {
+                // The quotient is complete at this edge: store it, next one.
+                self.pr_step.d.next = 0.into();
+                self.pr_rem.d.next = 0.into();
+                self.pr_q.d.next = 0.into();
+                self.pr_idx.d.next = self.pr_idx.q.val() + 1;
+                self.pr_num.d.next = self.cfg_max_incoming.val();
+                self.pr_den.d.next = bit_cast::<32, 4>(self.pr_idx.q.val()) + 3;
+                for k in 0..8 {
+                    if self.pr_idx.q.val() == self.idx[k].val() {
+                        self.dyn_window[k + 1].d.next = self.pr_q_next.val();
                     }
                 }
+                if self.pr_idx.q.val() == 7 {
+                    // Next: the FIFO threshold.
+                    self.pr_num.d.next = self.fifo_num.val();
+                    self.pr_den.d.next = bit_cast::<32, 10>(self.cfg_grant_fifo_fraction.val());
+                }
+                if self.pr_idx.q.val() == 8 {
+                    self.fifo_threshold.d.next = self.pr_q_next.val();
+                    self.fsm.d.next = self.st_idle.val();
+                    self.pass_owes.d.next = true;
+                }
+            }
         } else {
             self.fsm.d.next = self.st_idle.val();
         }
@@ -1440,6 +1568,8 @@ impl Logic for GrantScheduler {
         // ---- reset ----
         if self.reset.val() {
             self.fsm.d.next = self.st_idle.val();
+            self.pass_owes.d.next = true;
+            self.pass_ended.d.next = false;
             self.shadow.d.next = !self.cfg_now.val();
             self.a_n.d.next = 0.into();
             self.total.d.next = 0.into();

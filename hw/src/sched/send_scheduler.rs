@@ -26,7 +26,7 @@
 //! caller reports the message's new state with `sent` and the packet's
 //! payload bytes; the credit is charged once the trees have settled again
 //! (the model decides on the oldest message after the update), with a
-//! sequential division by 1000 (11 cycles).
+//! sequential division by 1000 (11 cycles) that runs while they settle.
 //!
 //! Timing of a pick: 1 cycle when the trees are settled, else up to 15. The
 //! TX engine picks the next packet while the current one streams (a full
@@ -80,8 +80,8 @@ pub struct SendScheduler {
 
     main_tree: WinnerTree,
     fifo_tree: WinnerTree,
-    /// 0 idle, 1 picking (waiting for the trees), 2 charging (waiting),
-    /// 3 dividing.
+    /// 0 idle, 1 picking (waiting for the trees), 2 charging (dividing,
+    /// and waiting for the trees).
     fsm: DFF<Bits<2>>,
     credit_bytes: DFF<Bits<32>>,
     /// The last pick was the SRPT choice (not bypass, not FIFO): its `sent`
@@ -90,7 +90,7 @@ pub struct SendScheduler {
     /// The slot of the last pick.
     picked: DFF<Bits<14>>,
     /// bytes * fraction, divided by 1000 one quotient bit per cycle.
-    div_num: DFF<Bits<21>>,
+    div_num: DFF<Bits<11>>,
     div_rem: DFF<Bits<11>>,
     div_q: DFF<Bits<11>>,
     div_step: DFF<Bits<5>>,
@@ -183,7 +183,8 @@ impl Logic for SendScheduler {
             & self.s_pick_valid.val()
             & self.main_tree.s_ready.val()
             & !self.reset.val();
-        self.s_upd_ready.next = (self.fsm.q.val() == 0) & self.main_tree.s_ready.val() & !self.reset.val();
+        self.s_upd_ready.next =
+            (self.fsm.q.val() == 0) & self.main_tree.s_ready.val() & !self.reset.val();
         self.s_pick_ready.next = self.pick_take.val();
 
         // ---- updates go to both trees ----
@@ -205,8 +206,8 @@ impl Logic for SendScheduler {
         // ---- the division of the charge by 1000 ----
         self.product.next = bit_cast::<16, 11>(self.s_upd_sent_bytes.val())
             * bit_cast::<16, 10>(self.cfg_pacer_fifo_fraction.val());
-        self.div_shift.next = (self.div_rem.q.val() << 1)
-            | bit_cast::<11, 1>(self.div_num.q.val().get_bits::<1>(20));
+        self.div_shift.next =
+            (self.div_rem.q.val() << 1) | bit_cast::<11, 1>(self.div_num.q.val().get_bits::<1>(10));
         self.div_fits.next = self.div_shift.val() >= self.thousand.val();
         self.div_q_next.next = self.div_q.q.val() << 1;
         if self.div_fits.val() {
@@ -220,8 +221,13 @@ impl Logic for SendScheduler {
         if self.fsm.q.val() == 0 {
             if self.upd_take.val() & self.s_upd_sent.val() & self.charge_pending.q.val() {
                 // The picked message's new state: charge once it has settled.
+                // bytes * fraction < 2^21 and its top 10 bits are below 1000,
+                // so they start as the remainder: 11 quotient bits remain.
                 self.fsm.d.next = 2.into();
-                self.div_num.d.next = self.product.val().get_bits::<21>(0);
+                self.div_num.d.next = self.product.val().get_bits::<11>(0);
+                self.div_rem.d.next = self.product.val().get_bits::<11>(11);
+                self.div_q.d.next = 0.into();
+                self.div_step.d.next = 0.into();
             } else if self.upd_take.val() & self.s_upd_sent.val() {
                 self.charge_pending.d.next = false;
             } else if self.pick_take.val() {
@@ -251,40 +257,33 @@ impl Logic for SendScheduler {
                     }
                 }
             }
-        } else if self.fsm.q.val() == 2 {
-            if self.settled.val() {
+        } else {
+            // Charging: the division runs while the trees settle.
+            if self.div_step.q.val() != 11 {
+                self.div_num.d.next = self.div_num.q.val() << 1;
+                self.div_rem.d.next = self.div_shift.val();
+                self.div_q.d.next = self.div_q_next.val();
+                if self.div_fits.val() {
+                    self.div_rem.d.next = self.div_shift.val() - self.thousand.val();
+                }
+                self.div_step.d.next = self.div_step.q.val() + 1;
+            } else if self.settled.val() {
+                self.fsm.d.next = 0.into();
                 self.charge_pending.d.next = false;
                 if self.fifo_tree.m_present.val()
                     & (self.fifo_tree.m_index.val() != self.picked.q.val())
                 {
-                    self.div_rem.d.next = 0.into();
-                    self.div_q.d.next = 0.into();
-                    self.div_step.d.next = 0.into();
-                    self.fsm.d.next = 3.into();
+                    self.credit_bytes.d.next =
+                        self.credit_bytes.q.val() + bit_cast::<32, 11>(self.div_q.q.val());
                 } else {
                     // The SRPT choice was the oldest: nobody is owed.
                     self.credit_bytes.d.next = 0.into();
-                    self.fsm.d.next = 0.into();
                 }
-            }
-        } else {
-            // Restoring division of div_num (21 bits) by 1000, one quotient
-            // bit per cycle; the quotient (at most 1424) fits 11 bits.
-            self.div_num.d.next = self.div_num.q.val() << 1;
-            self.div_rem.d.next = self.div_shift.val();
-            self.div_q.d.next = self.div_q_next.val();
-            if self.div_fits.val() {
-                self.div_rem.d.next = self.div_shift.val() - self.thousand.val();
-            }
-            self.div_step.d.next = self.div_step.q.val() + 1;
-            if self.div_step.q.val() == 20 {
-                self.fsm.d.next = 0.into();
-                self.credit_bytes.d.next =
-                    self.credit_bytes.q.val() + bit_cast::<32, 11>(self.div_q_next.val());
             }
         }
         self.credit.next = self.credit_bytes.q.val();
-        self.idle.next = (self.fsm.q.val() == 0) & self.settled.val() & self.main_tree.s_ready.val();
+        self.idle.next =
+            (self.fsm.q.val() == 0) & self.settled.val() & self.main_tree.s_ready.val();
 
         if self.reset.val() {
             self.fsm.d.next = 0.into();

@@ -220,7 +220,8 @@ impl Logic for NodeCompare {
         self.sib_better.next = self.sibling.val().get_bit(66)
             & (!self.mine.val().get_bit(66)
                 | (self.sib_rank.val() < self.mine_rank.val())
-                | ((self.sib_rank.val() == self.mine_rank.val()) & self.age_diff.val().get_bit(31)));
+                | ((self.sib_rank.val() == self.mine_rank.val())
+                    & self.age_diff.val().get_bit(31)));
         self.winner.next = self.mine.val();
         if self.sib_better.val() {
             self.winner.next = self.sibling.val();
