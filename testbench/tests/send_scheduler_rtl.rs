@@ -251,7 +251,7 @@ fn run(label: &str, cfg: HomaConfig, seed: u64, packets: u64, messages: usize) -
             .max_eligible
             .max(msgs.iter().filter(|m| m.eligible()).count());
     }
-    eprintln!("{label}: {cov:?}");
+    eprintln!("{label}: {cov:?}; {} RTL cycles", rtl.sim.cycle());
     cov
 }
 
@@ -287,4 +287,18 @@ fn no_fifo_fraction_matches_the_model() {
 #[test]
 fn packet_bytes_is_the_models_full_packet() {
     assert_eq!(PACKET_BYTES, HomaConfig::default().max_payload());
+}
+
+/// The long differential run behind the README's figure (release:
+/// `cargo test --release -p homa-testbench --test send_scheduler_rtl -- --ignored`).
+#[test]
+#[ignore]
+fn long_run_matches_the_model() {
+    for (i, fraction) in [50, 400].into_iter().enumerate() {
+        let cfg = HomaConfig {
+            pacer_fifo_fraction: fraction,
+            ..HomaConfig::default()
+        };
+        run(&format!("long{i}"), cfg, 100 + i as u64, 150_000, 4_000);
+    }
 }

@@ -54,7 +54,8 @@
 //! Shortcut: an event that leaves the active set as it was (its message is
 //! not active and not promoted) skips the pass (READ -> IDLE, 2 cycles) when
 //! the pass could grant nothing: no FIFO grant is due, and either the event
-//! does not grow the room, or the last pass ended with room left and the
+//! does not grow the room (total_incoming does not fall, or stays at or above
+//! max_incoming), or the last pass ended with room left and the
 //! active set as its sweep saw it (every active message then got its whole
 //! target, and a target depends only on its message and on n). The
 //! differential test found the second condition: a member that leaves after
@@ -237,6 +238,8 @@ pub struct GrantScheduler {
     /// READ: the event changes nothing a pass could act on (see DESIGN NOTES).
     skip_pass: Signal<Local, bool>,
     fifo_due: Signal<Local, bool>,
+    /// total_incoming after the event.
+    total_new: Signal<Local, Bits<32>>,
     /// The REFILL in progress follows the grant pass (then FIFO), not the event.
     post_sweep: DFF<bool>,
     birth_ctr: DFF<Bits<32>>,
@@ -528,6 +531,7 @@ impl Default for GrantScheduler {
             pass_ended: Default::default(),
             skip_pass: Default::default(),
             fifo_due: Default::default(),
+            total_new: Default::default(),
             post_sweep: Default::default(),
             birth_ctr: Default::default(),
             total: Default::default(),
@@ -1155,13 +1159,17 @@ impl Logic for GrantScheduler {
         self.ff_new.next = self.st_grt.val() + self.fifo_inc.val().get_bits::<20>(0);
 
         // ---- READ's shortcut: no pass when it could grant nothing ----
+        self.total_new.next =
+            self.total.q.val() - self.contrib_old.val() + self.contrib_new.val();
         self.fifo_due.next =
             self.fifo_on.val() & (self.srpt_granted.q.val() >= self.fifo_threshold.q.val());
         self.skip_pass.next = !(self.st_present.val()
             & (self.st_where.val() == self.w2_active.val()))
             & !(self.n_wanted.val() & (!self.full.val() | self.beats_worst.val()))
             & !self.fifo_due.val()
-            & (!self.pass_owes.q.val() | (self.contrib_new.val() >= self.contrib_old.val()));
+            & (!self.pass_owes.q.val()
+                | (self.contrib_new.val() >= self.contrib_old.val())
+                | (self.total_new.val() >= self.cfg_max_incoming.val()));
 
         // ---- derived parameters ----
         self.cfg_now.next = bit_cast::<128, 32>(self.cfg_max_incoming.val())
@@ -1242,8 +1250,7 @@ impl Logic for GrantScheduler {
             if self.n_ignore.val() {
                 self.fsm.d.next = self.st_idle.val();
             } else {
-                self.total.d.next =
-                    self.total.q.val() - self.contrib_old.val() + self.contrib_new.val();
+                self.total.d.next = self.total_new.val();
                 if !self.st_present.val() {
                     self.birth_ctr.d.next = self.birth_ctr.q.val() + 1;
                 }
