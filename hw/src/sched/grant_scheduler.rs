@@ -54,13 +54,14 @@
 //! Shortcut: an event that leaves the active set as it was (its message is
 //! not active and not promoted) skips the pass (READ -> IDLE, 2 cycles) when
 //! the pass could grant nothing: no FIFO grant is due, and either the event
-//! does not grow the room (total_incoming does not fall, or stays at or above
-//! max_incoming), or the last pass ended with room left and the
-//! active set as its sweep saw it (every active message then got its whole
-//! target, and a target depends only on its message and on n). The
-//! differential test found the second condition: a member that leaves after
-//! the sweep changes n, so the dynamic window of the others grows. Short single-packet messages and the unscheduled
-//! packets of messages outside the active set take this path.
+//! does not grow the room (total_incoming does not fall, or stays at or
+//! above max_incoming), or the last pass ended with room left and with the
+//! active set its sweep saw (every active message then got its whole target,
+//! and a target depends only on its message and on n). The differential test
+//! found that second condition: a member that leaves after the sweep changes
+//! n, and so the dynamic window of the others. Short single-packet messages
+//! and the unscheduled packets of messages outside the active set take this
+//! path.
 //! A DATA event with a full active set and no change of membership takes
 //! about 3 + n + 8 cycles (n active).
 //!
@@ -116,19 +117,8 @@ const PARAMS: u64 = 10;
 const WHERE_TREE: u64 = 1;
 const WHERE_ACTIVE: u64 = 2;
 
-/// Grant priority for rank `rank` (0 best) among `active` messages: the
-/// model's `grant_priority`, as the RTL computes it.
-pub fn grant_priority(max_sched_prio: u8, rank: usize, active: usize) -> u8 {
-    let levels = max_sched_prio as i64 + 1;
-    let mut prio = max_sched_prio as i64 - rank as i64;
-    let extra = levels - active as i64;
-    if extra > 0 {
-        prio -= extra;
-    }
-    prio.max(0) as u8
-}
-
-/// The tunables, as the CSR block drives them (HomaModule's names).
+/// The tunables on the block's `cfg_*` ports (HomaModule's names); a CSR
+/// block will drive them once the scheduler is in the core.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GrantConfig {
     pub max_incoming: u32,
