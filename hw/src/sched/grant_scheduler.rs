@@ -53,15 +53,16 @@
 //!   REFILL again, then FIFO (the FIFO grant's turn), then IDLE.
 //! Shortcut: an event that leaves the active set as it was (its message is
 //! not active and not promoted) skips the pass (READ -> IDLE, 2 cycles) when
-//! the pass could grant nothing: no FIFO grant is due, and either the event
-//! does not grow the room (total_incoming does not fall, or stays at or
-//! above max_incoming), or the last pass ended with room left and with the
-//! active set its sweep saw (every active message then got its whole target,
-//! and a target depends only on its message and on n). The differential test
-//! found that second condition: a member that leaves after the sweep changes
-//! n, and so the dynamic window of the others. Short single-packet messages
-//! and the unscheduled packets of messages outside the active set take this
-//! path.
+//! the pass could grant nothing: no FIFO grant is due; the active set is the
+//! one the last sweep saw (a member that leaves after the sweep changes n,
+//! and so the dynamic window of the others; a member promoted after it has
+//! not been swept); and either the last pass ended with room left (every
+//! active message then got its whole target, and a target depends only on
+//! its message and on n) or the event does not grow the room
+//! (total_incoming does not fall, or stays at or above max_incoming). The
+//! differential tests found both of the first two conditions the hard way.
+//! Short single-packet messages and the unscheduled packets of messages
+//! outside the active set take this path.
 //! A DATA event with a full active set and no change of membership takes
 //! about 3 + n + 8 cycles (n active).
 //!
@@ -215,15 +216,17 @@ pub struct GrantScheduler {
     state_ram: RAM<Bits<ST_BITS>, SLOT_BITS>,
 
     fsm: DFF<Bits<4>>,
-    /// The next pass may grant even if the event changes nothing: the last
-    /// full pass ended with no room left (an active message may be owed
-    /// bytes: room that grows must be used), or the active set changed after
-    /// its sweep (a member left, so n and the dynamic window changed, or a
-    /// new member has not been swept yet), or a tunable changed.
+    /// The last full pass ended with no room left: an active message may be
+    /// owed bytes, so room that grows must be used.
+    pass_capped: DFF<bool>,
+    /// The next pass may grant whatever the event: the active set changed
+    /// after the last sweep (a member left, so n and the dynamic window
+    /// changed, or a new member has not been swept yet), or a tunable changed.
     pass_owes: DFF<bool>,
     /// The pass in progress changed the active set after its sweep (CLEAN).
     cleaned: DFF<bool>,
-    /// A full pass has just ended: `pass_owes` is taken in the next cycle.
+    /// A full pass has just ended: `pass_capped` and `pass_owes` are taken in
+    /// the next cycle.
     pass_ended: DFF<bool>,
     /// READ: the event changes nothing a pass could act on (see DESIGN NOTES).
     skip_pass: Signal<Local, bool>,
@@ -516,6 +519,7 @@ impl Default for GrantScheduler {
             oldest_tree: WinnerTree::default(),
             state_ram: Default::default(),
             fsm: Default::default(),
+            pass_capped: Default::default(),
             pass_owes: Default::default(),
             cleaned: Default::default(),
             pass_ended: Default::default(),
@@ -730,6 +734,7 @@ impl Logic for GrantScheduler {
             clock,
             fsm,
             pass_owes,
+            pass_capped,
             cleaned,
             pass_ended,
             post_sweep,
@@ -1157,7 +1162,8 @@ impl Logic for GrantScheduler {
             & (self.st_where.val() == self.w2_active.val()))
             & !(self.n_wanted.val() & (!self.full.val() | self.beats_worst.val()))
             & !self.fifo_due.val()
-            & (!self.pass_owes.q.val()
+            & !self.pass_owes.q.val()
+            & (!self.pass_capped.q.val()
                 | (self.contrib_new.val() >= self.contrib_old.val())
                 | (self.total_new.val() >= self.cfg_max_incoming.val()));
 
@@ -1209,7 +1215,8 @@ impl Logic for GrantScheduler {
         if self.fsm.q.val() == self.st_idle.val() {
             if self.pass_ended.q.val() {
                 self.pass_ended.d.next = false;
-                self.pass_owes.d.next = (self.room.val() == 0) | self.cleaned.q.val();
+                self.pass_capped.d.next = self.room.val() == 0;
+                self.pass_owes.d.next = self.cleaned.q.val();
             }
             if !self.cfg_ok.val() & self.cand_tree.s_ready.val() {
                 // A tunable changed (or reset): derive again.
@@ -1566,6 +1573,7 @@ impl Logic for GrantScheduler {
         if self.reset.val() {
             self.fsm.d.next = self.st_idle.val();
             self.pass_owes.d.next = true;
+            self.pass_capped.d.next = true;
             self.pass_ended.d.next = false;
             self.shadow.d.next = !self.cfg_now.val();
             self.a_n.d.next = 0.into();
