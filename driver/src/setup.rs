@@ -371,7 +371,7 @@ impl fmt::Display for Step {
             Action::Write { path, value } => write!(
                 f,
                 "echo {} > {}",
-                if value.is_empty() { "\"\"" } else { value },
+                if value.trim().is_empty() { "\"\"" } else { value },
                 path.display()
             )?,
             Action::Remember { address, driver } => write!(
