@@ -7,7 +7,16 @@ set -euo pipefail
 dir=${1:?usage: fetch-kernel.sh DIR}
 [ -f "$dir/vmlinuz" ] && exit 0
 # linux-image-amd64 is a metapackage; its dependency is the versioned image.
-pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+find_pkg() {
+    apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}'
+}
+pkg=$(find_pkg)
+if [ -z "$pkg" ]; then
+    # A fresh machine may have no package lists yet.
+    sudo=$([ "$(id -u)" = 0 ] || echo sudo)
+    $sudo apt-get update -qq >/dev/null 2>&1 || true
+    pkg=$(find_pkg)
+fi
 if [ -z "$pkg" ]; then
     echo "fetch-kernel: apt knows no linux-image-amd64 (run apt-get update?)" >&2
     exit 1
