@@ -38,7 +38,11 @@ fn machine(driver: &str, iommu: bool) -> tempfile::TempDir {
     fs::write(dev.join("vendor"), "0x1234\n").unwrap();
     fs::write(dev.join("device"), "0x1001\n").unwrap();
     fs::write(dev.join("class"), "0x020000\n").unwrap();
-    symlink(sys.join(format!("bus/pci/drivers/{driver}")), dev.join("driver")).unwrap();
+    symlink(
+        sys.join(format!("bus/pci/drivers/{driver}")),
+        dev.join("driver"),
+    )
+    .unwrap();
     if iommu {
         let g = sys.join("kernel/iommu_groups/7/devices");
         fs::create_dir_all(&g).unwrap();
@@ -62,7 +66,9 @@ fn dry_run_prints_the_plan_and_changes_nothing() {
     assert!(out.contains("take 0000:3b:00.0 from xdma"), "{out}");
     assert!(out.contains("reserve 64 hugepages of 2 MiB"), "{out}");
     let sys = m.path().join("sys");
-    assert!(!sys.join("bus/pci/devices/0000:3b:00.0/driver_override").exists());
+    assert!(!sys
+        .join("bus/pci/devices/0000:3b:00.0/driver_override")
+        .exists());
     assert!(!sys.join("bus/pci/drivers_probe").exists());
     assert!(!m.path().join("run/previous-drivers").exists());
     assert_eq!(
@@ -76,7 +82,10 @@ fn a_refusal_exits_non_zero_and_says_what_to_do() {
     let m = machine("xdma", false);
     let (ok, out, err) = homa_nic(m.path(), &["--dry-run"]);
     assert!(!ok, "{out}");
-    assert!(out.contains("refused: 0000:3b:00.0: the IOMMU is off"), "{out}");
+    assert!(
+        out.contains("refused: 0000:3b:00.0: the IOMMU is off"),
+        "{out}"
+    );
     assert!(out.contains("intel_iommu=on"), "{out}");
     assert!(err.contains("1 refusal(s)"), "{err}");
 }
@@ -86,7 +95,10 @@ fn status_reports_the_card() {
     let m = machine("vfio-pci", true);
     let (ok, out, err) = homa_nic(m.path(), &["--status"]);
     assert!(ok, "{err}");
-    assert!(out.contains("0000:3b:00.0 [1234:1001] driver vfio-pci"), "{out}");
+    assert!(
+        out.contains("0000:3b:00.0 [1234:1001] driver vfio-pci"),
+        "{out}"
+    );
     assert!(out.contains("IOMMU group 7: the card alone"), "{out}");
     assert!(out.contains("hugepages (2 MiB): 0 reserved"), "{out}");
 }

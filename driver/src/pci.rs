@@ -179,10 +179,24 @@ mod tests {
     #[test]
     fn ids_parse_as_lspci_prints_them() {
         let id: PciId = "1234:11e8".parse().unwrap();
-        assert_eq!(id, PciId { vendor: 0x1234, device: 0x11e8 });
+        assert_eq!(
+            id,
+            PciId {
+                vendor: 0x1234,
+                device: 0x11e8
+            }
+        );
         assert_eq!(id.to_string(), "1234:11e8");
         assert_eq!("0x1234:0x1001".parse::<PciId>().unwrap(), HOMA_NIC_IDS[0]);
-        for s in ["", "1234", "1234:", ":1001", "12345:1001", "12g4:1001", "1234-1001"] {
+        for s in [
+            "",
+            "1234",
+            "1234:",
+            ":1001",
+            "12345:1001",
+            "12g4:1001",
+            "1234-1001",
+        ] {
             assert!(
                 matches!(s.parse::<PciId>(), Err(VfioError::BadId(_))),
                 "{s:?} parsed"

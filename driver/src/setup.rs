@@ -42,9 +42,9 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::memory::HUGE_PAGE_BYTES;
 use crate::pci::{PciAddress, PciId};
 use crate::vfio::{SystemPaths, VFIO_PCI_DRIVER};
-use crate::memory::HUGE_PAGE_BYTES;
 
 /// Drivers VFIO accepts on the other devices of a card's IOMMU group (besides
 /// vfio-pci itself and no driver): pci-stub only holds a device.
@@ -371,7 +371,11 @@ impl fmt::Display for Step {
             Action::Write { path, value } => write!(
                 f,
                 "echo {} > {}",
-                if value.trim().is_empty() { "\"\"" } else { value },
+                if value.trim().is_empty() {
+                    "\"\""
+                } else {
+                    value
+                },
                 path.display()
             )?,
             Action::Remember { address, driver } => write!(
@@ -381,9 +385,13 @@ impl fmt::Display for Step {
             )?,
             Action::Forget { address } => write!(f, "forget {address}'s previous driver")?,
             Action::ExpectBound { address } => write!(f, "check {address} is on vfio-pci")?,
-            Action::Chown { path, owner } => {
-                write!(f, "chown {} {} && chmod 660 {}", owner.name, path.display(), path.display())?
-            }
+            Action::Chown { path, owner } => write!(
+                f,
+                "chown {} {} && chmod 660 {}",
+                owner.name,
+                path.display(),
+                path.display()
+            )?,
         }
         write!(f, "    # {}", self.why)
     }
@@ -424,7 +432,10 @@ impl Plan {
                 }
                 Action::Remember { address, driver } => {
                     let mut state = State::load(&paths.state)?;
-                    state.entries.entry(*address).or_insert_with(|| driver.clone());
+                    state
+                        .entries
+                        .entry(*address)
+                        .or_insert_with(|| driver.clone());
                     state.save(&paths.state)?;
                 }
                 Action::Forget { address } => {
@@ -539,9 +550,14 @@ impl State {
     }
 
     fn save(&self, path: &Path) -> Result<(), SetupError> {
-        let mut text = String::from("# written by homa-nic setup: each card's driver before it; read by --reset\n");
+        let mut text = String::from(
+            "# written by homa-nic setup: each card's driver before it; read by --reset\n",
+        );
         for (address, driver) in &self.entries {
-            text.push_str(&format!("{address} {}\n", driver.as_deref().unwrap_or(NO_DRIVER)));
+            text.push_str(&format!(
+                "{address} {}\n",
+                driver.as_deref().unwrap_or(NO_DRIVER)
+            ));
         }
         let write_error = |source| SetupError::Write {
             path: path.to_path_buf(),
@@ -556,7 +572,10 @@ impl State {
 }
 
 fn id_list(ids: &[PciId]) -> String {
-    ids.iter().map(PciId::to_string).collect::<Vec<_>>().join(" or ")
+    ids.iter()
+        .map(PciId::to_string)
+        .collect::<Vec<_>>()
+        .join(" or ")
 }
 
 /// The cards the options name: all found, or the ones listed (each must be a card).
@@ -596,7 +615,8 @@ pub fn plan_setup(paths: &SetupPaths, opts: &SetupOptions) -> Plan {
     let cards = chosen_cards(paths, opts, &mut plan);
     let vfio_driver = paths.driver_dir(VFIO_PCI_DRIVER);
     if !cards.is_empty() && !vfio_driver.exists() {
-        plan.refusals.push(SetupError::VfioNotLoaded { path: vfio_driver });
+        plan.refusals
+            .push(SetupError::VfioNotLoaded { path: vfio_driver });
         return plan;
     }
     for card in &cards {
@@ -623,11 +643,17 @@ fn plan_card(
         return Err(SetupError::SharedGroup {
             address,
             group,
-            others: blocking.iter().map(|p| p.describe()).collect::<Vec<_>>().join(", "),
+            others: blocking
+                .iter()
+                .map(|p| p.describe())
+                .collect::<Vec<_>>()
+                .join(", "),
         });
     }
     if peers.is_empty() {
-        plan.notes.push(format!("{address}: IOMMU group {group} holds the card alone"));
+        plan.notes.push(format!(
+            "{address}: IOMMU group {group} holds the card alone"
+        ));
     } else {
         let list: Vec<String> = peers
             .iter()
@@ -648,10 +674,16 @@ fn plan_card(
         ));
     }
     for peer in &blocking {
-        plan_bind(paths, peer, plan, &format!("shares IOMMU group {group} with {address}"));
+        plan_bind(
+            paths,
+            peer,
+            plan,
+            &format!("shares IOMMU group {group} with {address}"),
+        );
     }
     if card.driver.as_deref() == Some(VFIO_PCI_DRIVER) {
-        plan.notes.push(format!("{address} [{}] is already on vfio-pci", card.id));
+        plan.notes
+            .push(format!("{address} [{}] is already on vfio-pci", card.id));
     } else {
         plan_bind(paths, card, plan, "a Homa NIC");
     }
@@ -695,7 +727,10 @@ fn plan_bind(paths: &SetupPaths, device: &PciDevice, plan: &mut Plan, what: &str
         },
         format!("the kernel binds {address} to vfio-pci"),
     );
-    plan.step(Action::ExpectBound { address }, "the kernel may refuse; dmesg says why");
+    plan.step(
+        Action::ExpectBound { address },
+        "the kernel may refuse; dmesg says why",
+    );
 }
 
 fn plan_chown(
@@ -709,7 +744,11 @@ fn plan_chown(
         let uid_ok = owner.uid.is_none_or(|u| u == meta.uid());
         let gid_ok = owner.gid.is_none_or(|g| g == meta.gid());
         if uid_ok && gid_ok && meta.mode() & 0o777 == GROUP_FILE_MODE {
-            plan.notes.push(format!("{} already belongs to {}", path.display(), owner.name));
+            plan.notes.push(format!(
+                "{} already belongs to {}",
+                path.display(),
+                owner.name
+            ));
             return Ok(());
         }
     }
@@ -736,7 +775,7 @@ fn plan_hugepages(paths: &SetupPaths, opts: &SetupOptions, plan: &mut Plan) {
         ));
         return;
     };
-    let mib = |n: u64| n * HUGE_PAGE_BYTES as u64 >> 20;
+    let mib = |n: u64| (n * HUGE_PAGE_BYTES as u64) >> 20;
     if opts.hugepages == 0 {
         if now == 0 {
             plan.warnings.push(format!(
@@ -744,7 +783,10 @@ fn plan_hugepages(paths: &SetupPaths, opts: &SetupOptions, plan: &mut Plan) {
                 nr_path.display()
             ));
         } else {
-            plan.notes.push(format!("{now} hugepages of 2 MiB reserved ({} MiB)", mib(now)));
+            plan.notes.push(format!(
+                "{now} hugepages of 2 MiB reserved ({} MiB)",
+                mib(now)
+            ));
         }
         return;
     }
@@ -824,7 +866,8 @@ pub fn plan_reset(paths: &SetupPaths, opts: &SetupOptions) -> Plan {
     }
     if !cards.is_empty() {
         // The cards were found after all; a "no cards" refusal came from IDs alone.
-        plan.refusals.retain(|r| !matches!(r, SetupError::NoCards { .. }));
+        plan.refusals
+            .retain(|r| !matches!(r, SetupError::NoCards { .. }));
     }
     for card in &cards {
         let address = card.address;
@@ -868,15 +911,18 @@ pub fn plan_reset(paths: &SetupPaths, opts: &SetupOptions) -> Plan {
                     );
                 }
             }
-            Some(None) => plan
-                .notes
-                .push(format!("{address} had no driver before setup; it is left without one")),
+            Some(None) => plan.notes.push(format!(
+                "{address} had no driver before setup; it is left without one"
+            )),
             None => plan.step(
                 Action::Write {
                     path: paths.pci().join("drivers_probe"),
                     value: address.to_string(),
                 },
-                format!("no previous driver of {address} is remembered ({}): let the kernel choose one", paths.state.display()),
+                format!(
+                    "no previous driver of {address} is remembered ({}): let the kernel choose one",
+                    paths.state.display()
+                ),
             ),
         }
         plan.step(Action::Forget { address }, "given back");
@@ -913,7 +959,11 @@ pub fn status(paths: &SetupPaths, opts: &SetupOptions) -> Result<String, SetupEr
                 let list: Vec<String> = peers.iter().map(PciDevice::describe).collect();
                 out.push_str(&format!(
                     "  IOMMU group {group}: {}\n",
-                    if list.is_empty() { "the card alone".to_string() } else { format!("also {}", list.join(", ")) }
+                    if list.is_empty() {
+                        "the card alone".to_string()
+                    } else {
+                        format!("also {}", list.join(", "))
+                    }
                 ));
                 let file = paths.group_file(group);
                 match fs::metadata(&file) {
@@ -936,8 +986,13 @@ pub fn status(paths: &SetupPaths, opts: &SetupOptions) -> Result<String, SetupEr
         }
     }
     let dir = paths.hugepages();
-    match (read_trimmed(&dir.join("nr_hugepages")), read_trimmed(&dir.join("free_hugepages"))) {
-        (Ok(nr), Ok(free)) => out.push_str(&format!("hugepages (2 MiB): {nr} reserved, {free} free\n")),
+    match (
+        read_trimmed(&dir.join("nr_hugepages")),
+        read_trimmed(&dir.join("free_hugepages")),
+    ) {
+        (Ok(nr), Ok(free)) => {
+            out.push_str(&format!("hugepages (2 MiB): {nr} reserved, {free} free\n"))
+        }
         (Ok(nr), Err(_)) => out.push_str(&format!("hugepages (2 MiB): {nr} reserved\n")),
         _ => out.push_str("hugepages (2 MiB): not offered by this kernel\n"),
     }

@@ -102,7 +102,9 @@ bitflags! {
 pub enum VfioError {
     #[error("{0:?} is not a PCI address: write it as lspci -D prints it, DDDD:BB:DD.F (e.g. 0000:01:00.0)")]
     BadAddress(String),
-    #[error("{0:?} is not a PCI ID: write it as lspci -nn prints it, VVVV:DDDD in hex (e.g. 1234:1001)")]
+    #[error(
+        "{0:?} is not a PCI ID: write it as lspci -nn prints it, VVVV:DDDD in hex (e.g. 1234:1001)"
+    )]
     BadId(String),
     #[error("VFIO is not available: {path} does not exist. Load it with `modprobe vfio-pci`; if that fails, the kernel lacks VFIO or the IOMMU is off (enable VT-d/AMD-Vi in the firmware setup and boot with intel_iommu=on or amd_iommu=on)")]
     NoVfio { path: PathBuf },
@@ -392,7 +394,10 @@ impl VfioBackend {
         }
         let window = config.iova_window.clone();
         let page = crate::memory::system_page_bytes() as u64;
-        if window.start >= window.end || window.start % page != 0 || window.end % page != 0 {
+        if window.start >= window.end
+            || !window.start.is_multiple_of(page)
+            || !window.end.is_multiple_of(page)
+        {
             return Err(VfioError::BadIovaWindow {
                 start: window.start,
                 end: window.end,
@@ -490,7 +495,11 @@ impl VfioBackend {
 
     /// Turns on `count` vectors of `kind` interrupts, each signalling its own
     /// eventfd; they are turned off when the returned value is dropped.
-    pub fn enable_interrupts(&self, kind: IrqKind, count: u32) -> Result<Interrupts<'_>, VfioError> {
+    pub fn enable_interrupts(
+        &self,
+        kind: IrqKind,
+        count: u32,
+    ) -> Result<Interrupts<'_>, VfioError> {
         Interrupts::enable(&self.device, self.address, kind, count)
     }
 

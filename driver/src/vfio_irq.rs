@@ -128,12 +128,15 @@ impl<'a> Interrupts<'a> {
     /// Waits up to `timeout` for `vector` to fire; returns how many times it
     /// fired since the last wait (at least 1).
     pub fn wait(&self, vector: u32, timeout: Duration) -> Result<u64, VfioError> {
-        let fd = self.fds.get(vector as usize).ok_or(VfioError::IrqUnavailable {
-            address: self.address,
-            kind: self.kind,
-            available: self.count(),
-            wanted: vector + 1,
-        })?;
+        let fd = self
+            .fds
+            .get(vector as usize)
+            .ok_or(VfioError::IrqUnavailable {
+                address: self.address,
+                kind: self.kind,
+                available: self.count(),
+                wanted: vector + 1,
+            })?;
         let start = Instant::now();
         let fd_error = |source| VfioError::EventFd {
             address: self.address,

@@ -58,7 +58,11 @@ impl FakeMachine {
             self.bind(bdf, driver);
         }
         if let Some(group) = group {
-            let g = self.paths.sys.join("kernel/iommu_groups").join(group.to_string());
+            let g = self
+                .paths
+                .sys
+                .join("kernel/iommu_groups")
+                .join(group.to_string());
             fs::create_dir_all(g.join("devices")).unwrap();
             symlink(&dir, g.join("devices").join(bdf)).unwrap();
             symlink(&g, dir.join("iommu_group")).unwrap();
@@ -113,9 +117,15 @@ fn a_card_already_on_vfio_pci_is_left_alone() {
     assert!(plan.refusals.is_empty(), "{plan}");
     assert!(plan.steps.is_empty(), "{plan}");
     let t = text(&plan);
-    assert!(t.contains("0000:3b:00.0 [1234:1001] is already on vfio-pci"), "{t}");
+    assert!(
+        t.contains("0000:3b:00.0 [1234:1001] is already on vfio-pci"),
+        "{t}"
+    );
     assert!(t.contains("IOMMU group 7 holds the card alone"), "{t}");
-    assert!(t.contains("64 hugepages of 2 MiB reserved (128 MiB)"), "{t}");
+    assert!(
+        t.contains("64 hugepages of 2 MiB reserved (128 MiB)"),
+        "{t}"
+    );
     assert!(t.contains("nothing to change"), "{t}");
 }
 
@@ -151,17 +161,35 @@ fn a_card_on_another_driver_is_moved_with_driver_override() {
     );
     let t = text(&plan);
     assert!(t.contains("take 0000:3b:00.0 from xdma"), "{t}");
-    assert!(t.contains(&format!("echo vfio-pci > {}", dev.join("driver_override").display())), "{t}");
+    assert!(
+        t.contains(&format!(
+            "echo vfio-pci > {}",
+            dev.join("driver_override").display()
+        )),
+        "{t}"
+    );
 
     // Carried out on the fake tree: the writes land where the kernel reads
     // them, the old driver is remembered, and since no kernel is there to
     // bind, the check after the probe says so and where to look.
     let e = plan.execute(&m.paths).unwrap_err();
-    assert!(matches!(&e, SetupError::NotBound { driver: Some(d), .. } if d == "xdma"), "{e}");
+    assert!(
+        matches!(&e, SetupError::NotBound { driver: Some(d), .. } if d == "xdma"),
+        "{e}"
+    );
     assert!(e.to_string().contains("dmesg"), "{e}");
-    assert_eq!(fs::read_to_string(dev.join("driver_override")).unwrap(), "vfio-pci");
-    assert_eq!(fs::read_to_string(m.paths.sys.join("bus/pci/drivers/xdma/unbind")).unwrap(), CARD);
-    assert_eq!(fs::read_to_string(m.paths.sys.join("bus/pci/drivers_probe")).unwrap(), CARD);
+    assert_eq!(
+        fs::read_to_string(dev.join("driver_override")).unwrap(),
+        "vfio-pci"
+    );
+    assert_eq!(
+        fs::read_to_string(m.paths.sys.join("bus/pci/drivers/xdma/unbind")).unwrap(),
+        CARD
+    );
+    assert_eq!(
+        fs::read_to_string(m.paths.sys.join("bus/pci/drivers_probe")).unwrap(),
+        CARD
+    );
     let state = State::load(&m.paths.state).unwrap();
     assert_eq!(state.entries.get(&card()), Some(&Some("xdma".to_string())));
 
@@ -175,9 +203,18 @@ fn a_card_on_another_driver_is_moved_with_driver_override() {
     let reset = setup::plan_reset(&m.paths, &options());
     assert!(reset.refusals.is_empty(), "{reset}");
     reset.execute(&m.paths).unwrap();
-    assert_eq!(fs::read_to_string(dev.join("driver_override")).unwrap(), "\n");
-    assert_eq!(fs::read_to_string(m.paths.sys.join("bus/pci/drivers/vfio-pci/unbind")).unwrap(), CARD);
-    assert_eq!(fs::read_to_string(m.paths.sys.join("bus/pci/drivers/xdma/bind")).unwrap(), CARD);
+    assert_eq!(
+        fs::read_to_string(dev.join("driver_override")).unwrap(),
+        "\n"
+    );
+    assert_eq!(
+        fs::read_to_string(m.paths.sys.join("bus/pci/drivers/vfio-pci/unbind")).unwrap(),
+        CARD
+    );
+    assert_eq!(
+        fs::read_to_string(m.paths.sys.join("bus/pci/drivers/xdma/bind")).unwrap(),
+        CARD
+    );
     assert!(State::load(&m.paths.state).unwrap().entries.is_empty());
     assert!(text(&reset).contains("give 0000:3b:00.0 back to xdma, its driver before setup"));
 }
@@ -187,8 +224,16 @@ fn an_unbound_card_is_probed_without_an_unbind() {
     let m = FakeMachine::new(64);
     m.card(None, Some(7));
     let plan = m.plan(&options());
-    assert!(plan.steps.iter().all(|s| !matches!(&s.action, Action::Write { path, .. } if path.ends_with("unbind"))), "{plan}");
-    assert!(matches!(&plan.steps[0].action, Action::Remember { driver: None, .. }));
+    assert!(
+        plan.steps
+            .iter()
+            .all(|s| !matches!(&s.action, Action::Write { path, .. } if path.ends_with("unbind"))),
+        "{plan}"
+    );
+    assert!(matches!(
+        &plan.steps[0].action,
+        Action::Remember { driver: None, .. }
+    ));
 }
 
 #[test]
@@ -196,10 +241,22 @@ fn no_iommu_is_refused_with_how_to_turn_it_on() {
     let m = FakeMachine::new(64);
     m.card(Some("xdma"), None);
     let plan = m.plan(&options());
-    assert!(matches!(plan.refusals.as_slice(), [SetupError::NoIommu { address }] if *address == card()), "{plan}");
-    assert!(plan.steps.is_empty(), "nothing may be written for a refused card: {plan}");
+    assert!(
+        matches!(plan.refusals.as_slice(), [SetupError::NoIommu { address }] if *address == card()),
+        "{plan}"
+    );
+    assert!(
+        plan.steps.is_empty(),
+        "nothing may be written for a refused card: {plan}"
+    );
     let t = text(&plan);
-    for needed in ["refused: 0000:3b:00.0: the IOMMU is off", "intel_iommu=on", "amd_iommu=on", "VT-d", "dmesg"] {
+    for needed in [
+        "refused: 0000:3b:00.0: the IOMMU is off",
+        "intel_iommu=on",
+        "amd_iommu=on",
+        "VT-d",
+        "dmesg",
+    ] {
         assert!(t.contains(needed), "{needed:?} missing: {t}");
     }
 }
@@ -208,7 +265,13 @@ fn no_iommu_is_refused_with_how_to_turn_it_on() {
 fn a_shared_iommu_group_is_refused_naming_the_other_devices() {
     let m = FakeMachine::new(64);
     m.card(Some("xdma"), Some(12));
-    m.add("0000:3b:00.1", "8086:1572", 0x020000, Some("i40e"), Some(12));
+    m.add(
+        "0000:3b:00.1",
+        "8086:1572",
+        0x020000,
+        Some("i40e"),
+        Some(12),
+    );
     let plan = m.plan(&options());
     let [SetupError::SharedGroup { group, others, .. }] = plan.refusals.as_slice() else {
         panic!("expected a shared-group refusal: {plan}");
@@ -235,24 +298,46 @@ fn a_shared_iommu_group_is_refused_naming_the_other_devices() {
             _ => None,
         })
         .collect();
-    assert_eq!(remembered, ["0000:3b:00.1 Some(\"i40e\")", "0000:3b:00.0 Some(\"xdma\")"]);
-    assert!(text(&plan).contains("0000:3b:00.1 [8086:1572] on i40e (to be bound to vfio-pci (--bind-group))"));
+    assert_eq!(
+        remembered,
+        ["0000:3b:00.1 Some(\"i40e\")", "0000:3b:00.0 Some(\"xdma\")"]
+    );
+    assert!(text(&plan)
+        .contains("0000:3b:00.1 [8086:1572] on i40e (to be bound to vfio-pci (--bind-group))"));
 }
 
 #[test]
 fn bridges_and_vfio_peers_in_the_group_are_fine() {
     let m = FakeMachine::new(64);
     m.card(Some("vfio-pci"), Some(3));
-    m.add("0000:3a:00.0", "8086:2030", 0x060400, Some("pcieport"), Some(3));
-    m.add("0000:3b:00.1", "1234:1001", 0x020000, Some("vfio-pci"), Some(3));
+    m.add(
+        "0000:3a:00.0",
+        "8086:2030",
+        0x060400,
+        Some("pcieport"),
+        Some(3),
+    );
+    m.add(
+        "0000:3b:00.1",
+        "1234:1001",
+        0x020000,
+        Some("vfio-pci"),
+        Some(3),
+    );
     let plan = m.plan(&SetupOptions {
         only: vec![card()],
         ..options()
     });
     assert!(plan.refusals.is_empty(), "{plan}");
     let t = text(&plan);
-    assert!(t.contains("0000:3a:00.0 [8086:2030] on pcieport (a bridge, which VFIO allows)"), "{t}");
-    assert!(t.contains("0000:3b:00.1 [1234:1001] on vfio-pci (fine)"), "{t}");
+    assert!(
+        t.contains("0000:3a:00.0 [8086:2030] on pcieport (a bridge, which VFIO allows)"),
+        "{t}"
+    );
+    assert!(
+        t.contains("0000:3b:00.1 [1234:1001] on vfio-pci (fine)"),
+        "{t}"
+    );
 }
 
 #[test]
@@ -260,7 +345,10 @@ fn no_hugepages_are_reserved_or_reported() {
     let m = FakeMachine::new(0);
     m.card(Some("vfio-pci"), Some(7));
     let plan = m.plan(&options());
-    let nr = m.paths.sys.join("kernel/mm/hugepages/hugepages-2048kB/nr_hugepages");
+    let nr = m
+        .paths
+        .sys
+        .join("kernel/mm/hugepages/hugepages-2048kB/nr_hugepages");
     assert_eq!(
         plan.steps.iter().map(|s| &s.action).collect::<Vec<_>>(),
         [&Action::Write {
@@ -269,7 +357,10 @@ fn no_hugepages_are_reserved_or_reported() {
         }]
     );
     let t = text(&plan);
-    assert!(t.contains("reserve 64 hugepages of 2 MiB (128 MiB; 0 now)"), "{t}");
+    assert!(
+        t.contains("reserve 64 hugepages of 2 MiB (128 MiB; 0 now)"),
+        "{t}"
+    );
     assert!(t.contains("hugepages=64 on the kernel command line"), "{t}");
     plan.execute(&m.paths).unwrap();
     assert_eq!(fs::read_to_string(&nr).unwrap(), "64");
@@ -282,14 +373,20 @@ fn no_hugepages_are_reserved_or_reported() {
         ..options()
     });
     assert!(plan.steps.is_empty());
-    assert!(text(&plan).contains("warning: no 2 MiB hugepages are reserved"), "{plan}");
+    assert!(
+        text(&plan).contains("warning: no 2 MiB hugepages are reserved"),
+        "{plan}"
+    );
     assert!(text(&plan).contains("--hugepages N"), "{plan}");
 
     // A kernel without hugepages at all: a warning, not a refusal (the driver falls back).
     fs::remove_dir_all(m.paths.sys.join("kernel/mm/hugepages/hugepages-2048kB")).unwrap();
     let plan = m.plan(&options());
     assert!(plan.refusals.is_empty() && plan.steps.is_empty(), "{plan}");
-    assert!(text(&plan).contains("this kernel offers no 2 MiB hugepages"), "{plan}");
+    assert!(
+        text(&plan).contains("this kernel offers no 2 MiB hugepages"),
+        "{plan}"
+    );
 }
 
 #[test]
@@ -298,7 +395,10 @@ fn vfio_pci_not_loaded_is_refused_with_modprobe() {
     m.card(Some("xdma"), Some(7));
     fs::remove_dir_all(m.paths.sys.join("bus/pci/drivers/vfio-pci")).unwrap();
     let plan = m.plan(&options());
-    assert!(matches!(plan.refusals.as_slice(), [SetupError::VfioNotLoaded { .. }]), "{plan}");
+    assert!(
+        matches!(plan.refusals.as_slice(), [SetupError::VfioNotLoaded { .. }]),
+        "{plan}"
+    );
     assert!(plan.steps.is_empty());
     assert!(text(&plan).contains("modprobe vfio-pci"));
 }
@@ -306,18 +406,33 @@ fn vfio_pci_not_loaded_is_refused_with_modprobe() {
 #[test]
 fn no_card_and_a_named_non_card_are_refused() {
     let m = FakeMachine::new(64);
-    m.add("0000:00:1f.0", "8086:2918", 0x060100, Some("lpc_ich"), Some(4));
+    m.add(
+        "0000:00:1f.0",
+        "8086:2918",
+        0x060100,
+        Some("lpc_ich"),
+        Some(4),
+    );
     let plan = m.plan(&options());
-    assert!(matches!(plan.refusals.as_slice(), [SetupError::NoCards { .. }]), "{plan}");
+    assert!(
+        matches!(plan.refusals.as_slice(), [SetupError::NoCards { .. }]),
+        "{plan}"
+    );
     let t = text(&plan);
-    assert!(t.contains("no PCI device") && t.contains("1234:1001") && t.contains("lspci -nn"), "{t}");
+    assert!(
+        t.contains("no PCI device") && t.contains("1234:1001") && t.contains("lspci -nn"),
+        "{t}"
+    );
     assert!(t.contains("/sys/bus/pci/rescan"), "{t}");
 
     let plan = m.plan(&SetupOptions {
         only: vec!["0000:00:1f.0".parse().unwrap()],
         ..options()
     });
-    assert!(matches!(plan.refusals.as_slice(), [SetupError::NotACard { .. }]), "{plan}");
+    assert!(
+        matches!(plan.refusals.as_slice(), [SetupError::NotACard { .. }]),
+        "{plan}"
+    );
     assert!(text(&plan).contains("--id VVVV:DDDD"));
 
     // Named by its own ID it is found (how the VM test finds QEMU's edu).
@@ -354,7 +469,10 @@ fn the_group_file_is_given_to_the_named_owner() {
     assert!(text(&plan).contains("udev rule"), "{plan}");
     plan.execute(&m.paths).unwrap();
     use std::os::unix::fs::PermissionsExt;
-    assert_eq!(fs::metadata(&group_file).unwrap().permissions().mode() & 0o777, 0o660);
+    assert_eq!(
+        fs::metadata(&group_file).unwrap().permissions().mode() & 0o777,
+        0o660
+    );
     // Done once, it is noted, not redone.
     let again = m.plan(&SetupOptions {
         owner: Some(owner),
@@ -379,14 +497,20 @@ fn a_low_memlock_limit_is_a_warning_with_the_fix() {
         ..options()
     };
     let t = text(&m.plan(&low));
-    assert!(t.contains("warning: memlock limit is 8192 KiB but the driver may pin 128 MiB"), "{t}");
+    assert!(
+        t.contains("warning: memlock limit is 8192 KiB but the driver may pin 128 MiB"),
+        "{t}"
+    );
     assert!(t.contains("alice - memlock unlimited"), "{t}");
     assert!(t.contains("ulimit -l unlimited"), "{t}");
     let t = text(&m.plan(&SetupOptions {
         memlock: Memlock::Bytes(1 << 30),
         ..low.clone()
     }));
-    assert!(t.contains("memlock limit 1024 MiB covers the 128 MiB"), "{t}");
+    assert!(
+        t.contains("memlock limit 1024 MiB covers the 128 MiB"),
+        "{t}"
+    );
     let t = text(&m.plan(&SetupOptions {
         ipc_lock: true,
         ..low
@@ -398,14 +522,29 @@ fn a_low_memlock_limit_is_a_warning_with_the_fix() {
 fn status_reports_driver_group_files_hugepages_and_what_reset_restores() {
     let m = FakeMachine::new(64);
     m.card(Some("vfio-pci"), Some(12));
-    m.add("0000:3a:00.0", "8086:2030", 0x060400, Some("pcieport"), Some(12));
+    m.add(
+        "0000:3a:00.0",
+        "8086:2030",
+        0x060400,
+        Some("pcieport"),
+        Some(12),
+    );
     fs::create_dir_all(m.paths.state.parent().unwrap()).unwrap();
     fs::write(&m.paths.state, "0000:3b:00.0 xdma\n").unwrap();
     let s = setup::status(&m.paths, &options()).unwrap();
-    assert!(s.contains("0000:3b:00.0 [1234:1001] driver vfio-pci"), "{s}");
-    assert!(s.contains("IOMMU group 12: also 0000:3a:00.0 [8086:2030] on pcieport"), "{s}");
+    assert!(
+        s.contains("0000:3b:00.0 [1234:1001] driver vfio-pci"),
+        "{s}"
+    );
+    assert!(
+        s.contains("IOMMU group 12: also 0000:3a:00.0 [8086:2030] on pcieport"),
+        "{s}"
+    );
     assert!(s.contains("/dev/vfio/12: uid"), "{s}");
-    assert!(s.contains("before setup: xdma (--reset gives it back)"), "{s}");
+    assert!(
+        s.contains("before setup: xdma (--reset gives it back)"),
+        "{s}"
+    );
     assert!(s.contains("hugepages (2 MiB): 64 reserved, 64 free"), "{s}");
 }
 

@@ -127,9 +127,9 @@ fn options(args: &SetupArgs) -> anyhow::Result<SetupOptions> {
     let memlock = match args.memlock_kib.as_deref() {
         Some("unlimited") => Memlock::Unlimited,
         Some(kib) => Memlock::Bytes(
-            kib.parse::<u64>()
-                .with_context(|| format!("--memlock-kib {kib:?}: give a number of KiB or `unlimited`"))?
-                * 1024,
+            kib.parse::<u64>().with_context(|| {
+                format!("--memlock-kib {kib:?}: give a number of KiB or `unlimited`")
+            })? * 1024,
         ),
         None => this_process_memlock(),
     };

@@ -58,7 +58,9 @@ pub enum VmError {
         program: String,
         source: std::io::Error,
     },
-    #[error("ldd {path} printed no library it could resolve: is it a dynamically linked x86-64 binary?")]
+    #[error(
+        "ldd {path} printed no library it could resolve: is it a dynamically linked x86-64 binary?"
+    )]
     Ldd { path: PathBuf },
     #[error("the VM did not finish within {timeout_s} s; console so far:\n{console}")]
     Timeout { timeout_s: u64, console: String },
@@ -95,7 +97,10 @@ impl GuestKernel {
             .filter(|p| p.is_file())
             .collect();
         for needed in ["vfio", "vfio-pci"] {
-            if !modules.iter().any(|p| p.file_stem().is_some_and(|s| s == needed)) {
+            if !modules
+                .iter()
+                .any(|p| p.file_stem().is_some_and(|s| s == needed))
+            {
                 return Err(VmError::NoKernel {
                     dir: dir.to_path_buf(),
                     missing: format!("modules/{needed}.ko"),
@@ -193,7 +198,7 @@ impl Cpio {
 
     /// Header+name and data are each padded to 4 bytes.
     fn pad(&mut self) {
-        while self.bytes.len() % 4 != 0 {
+        while !self.bytes.len().is_multiple_of(4) {
             self.bytes.push(0);
         }
     }
@@ -235,7 +240,7 @@ impl Cpio {
     pub fn finish(mut self) -> Vec<u8> {
         self.entry("TRAILER!!!", 0, (0, 0), &[]);
         // The kernel reads the archive in 512-byte blocks, as cpio writes it.
-        while self.bytes.len() % 512 != 0 {
+        while !self.bytes.len().is_multiple_of(512) {
             self.bytes.push(0);
         }
         self.bytes
@@ -253,7 +258,9 @@ fn init_script(modules: &[PathBuf], program: &str) -> String {
     );
     for m in modules {
         let name = m.file_name().unwrap().to_string_lossy();
-        s.push_str(&format!("insmod /lib/modules/{name} || echo \"init: insmod {name} failed\"\n"));
+        s.push_str(&format!(
+            "insmod /lib/modules/{name} || echo \"init: insmod {name} failed\"\n"
+        ));
     }
     s.push_str(&format!(
         "echo \"init: modules loaded at $(cut -d' ' -f1 /proc/uptime) s\"\n\
@@ -297,10 +304,18 @@ pub fn build_initramfs(
         cpio.dir(dir);
     }
     cpio.char_device("dev/console", 0o600, 5, 1);
-    cpio.file("bin/busybox", 0o755, &std::fs::read(busybox).map_err(io_error(busybox))?);
+    cpio.file(
+        "bin/busybox",
+        0o755,
+        &std::fs::read(busybox).map_err(io_error(busybox))?,
+    );
     for m in &kernel.modules {
         let name = m.file_name().unwrap().to_string_lossy();
-        cpio.file(&format!("lib/modules/{name}"), 0o644, &std::fs::read(m).map_err(io_error(m))?);
+        cpio.file(
+            &format!("lib/modules/{name}"),
+            0o644,
+            &std::fs::read(m).map_err(io_error(m))?,
+        );
     }
     let name = program.file_name().unwrap().to_string_lossy().into_owned();
     cpio.file(&format!("bin/{name}"), 0o755, &stripped(program)?);
@@ -340,7 +355,14 @@ pub fn run_qemu(
     let start = Instant::now();
     let mut child = Command::new(qemu)
         .args(["-machine", "q35", "-accel", "tcg", "-m", "1G", "-smp", "2"])
-        .args(["-nodefaults", "-display", "none", "-serial", "stdio", "-no-reboot"])
+        .args([
+            "-nodefaults",
+            "-display",
+            "none",
+            "-serial",
+            "stdio",
+            "-no-reboot",
+        ])
         // Interrupt remapping (intel-iommu's default) lets vfio_iommu_type1
         // accept the container without allow_unsafe_interrupts.
         .args(["-device", "intel-iommu", "-device", "edu"])
@@ -413,7 +435,10 @@ mod tests {
 
     #[test]
     fn init_loads_modules_in_order_then_runs_the_program() {
-        let mods = [PathBuf::from("/k/modules/vfio.ko"), PathBuf::from("/k/modules/vfio-pci.ko")];
+        let mods = [
+            PathBuf::from("/k/modules/vfio.ko"),
+            PathBuf::from("/k/modules/vfio-pci.ko"),
+        ];
         let s = init_script(&mods, "/bin/t");
         let v = s.find("insmod /lib/modules/vfio.ko").unwrap();
         let p = s.find("insmod /lib/modules/vfio-pci.ko").unwrap();

@@ -54,5 +54,9 @@ fn the_vfio_backend_drives_qemus_edu_device_in_a_vm() {
         run.wall.as_secs_f64(),
         initramfs.len() as f64 / 1e6
     );
-    assert!(verdict.contains("VFIO-EDU PASS"), "{verdict}\nconsole:\n{}", run.console);
+    assert!(
+        verdict.contains("VFIO-EDU PASS"),
+        "{verdict}\nconsole:\n{}",
+        run.console
+    );
 }

@@ -77,7 +77,10 @@ const EDU_TIMEOUT: Duration = Duration::from_secs(5);
 fn main() {
     let start = Instant::now();
     match run() {
-        Ok(()) => println!("VFIO-EDU PASS ({} ms in the guest)", start.elapsed().as_millis()),
+        Ok(()) => println!(
+            "VFIO-EDU PASS ({} ms in the guest)",
+            start.elapsed().as_millis()
+        ),
         Err(e) => {
             println!("VFIO-EDU FAIL: {e:#}");
             std::process::exit(1);
@@ -110,10 +113,19 @@ fn run() -> anyhow::Result<()> {
         ensure!(plan.refusals.is_empty(), "setup refused");
         plan.execute(&paths)?;
         let cards = setup::find_cards(&paths, &[EDU])?;
-        let [card] = cards.as_slice() else { bail!("expected one edu, found {cards:?}") };
-        ensure!(card.driver.as_deref() == Some("vfio-pci"), "edu is on {:?}", card.driver);
+        let [card] = cards.as_slice() else {
+            bail!("expected one edu, found {cards:?}")
+        };
+        ensure!(
+            card.driver.as_deref() == Some("vfio-pci"),
+            "edu is on {:?}",
+            card.driver
+        );
         let nr = std::fs::read_to_string("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages")?;
-        ensure!(nr.trim() == GUEST_HUGEPAGES.to_string(), "nr_hugepages is {nr}");
+        ensure!(
+            nr.trim() == GUEST_HUGEPAGES.to_string(),
+            "nr_hugepages is {nr}"
+        );
         print!("{}", setup::status(&paths, &opts)?);
         Ok(card.address)
     })?;
@@ -127,8 +139,14 @@ fn run() -> anyhow::Result<()> {
     step("region info", || {
         let bar0 = backend.region(sys::VFIO_PCI_BAR0_REGION_INDEX);
         println!("     BAR0 {bar0:?}");
-        ensure!(bar0.bytes == 1 << 20, "BAR0 is {} bytes, edu's is 1 MiB", bar0.bytes);
-        ensure!(bar0.flags.contains(RegionFlags::READ | RegionFlags::WRITE | RegionFlags::MMAP));
+        ensure!(
+            bar0.bytes == 1 << 20,
+            "BAR0 is {} bytes, edu's is 1 MiB",
+            bar0.bytes
+        );
+        ensure!(bar0
+            .flags
+            .contains(RegionFlags::READ | RegionFlags::WRITE | RegionFlags::MMAP));
         ensure!(backend.csr_window_bytes() == 1 << 20);
         let config_region = backend.region(sys::VFIO_PCI_CONFIG_REGION_INDEX);
         ensure!(config_region.bytes >= 256, "config space {config_region:?}");
@@ -150,8 +168,12 @@ fn run() -> anyhow::Result<()> {
         Ok(())
     })?;
 
-    let pattern: Vec<u8> = (0..DMA_BYTES).map(|i| (i * 7 + (i >> 8) * 13 + 1) as u8).collect();
-    let mut to_card = step("DMA buffers mapped in the IOMMU", || Ok(backend.dma_alloc(DMA_BYTES)?))?;
+    let pattern: Vec<u8> = (0..DMA_BYTES)
+        .map(|i| (i * 7 + (i >> 8) * 13 + 1) as u8)
+        .collect();
+    let mut to_card = step("DMA buffers mapped in the IOMMU", || {
+        Ok(backend.dma_alloc(DMA_BYTES)?)
+    })?;
     let from_card = backend.dma_alloc(DMA_BYTES)?;
     println!(
         "     buffers at IOVA {:#x} and {:#x}, {} bytes each",
@@ -177,30 +199,48 @@ fn run() -> anyhow::Result<()> {
     })?;
 
     step("DMA host -> edu", || {
-        edu_dma(&backend, to_card.iova(), u64::from(edu::BUFFER), edu::CMD_START)
-    })?;
-    step("DMA edu -> host, completion by MSI through an eventfd", || {
-        let irq = backend.enable_interrupts(IrqKind::Msi, 1)?;
-        edu_dma_start(
+        edu_dma(
             &backend,
+            to_card.iova(),
             u64::from(edu::BUFFER),
-            from_card.iova(),
-            edu::CMD_START | edu::CMD_TO_HOST | edu::CMD_IRQ,
-        )?;
-        let fired = irq.wait(0, EDU_TIMEOUT)?;
-        let status = backend.csr_read(edu::IRQ_STATUS)?;
-        ensure!(status & edu::DMA_IRQ != 0, "MSI fired but status is {status:#x}");
-        backend.csr_write(edu::IRQ_ACK, status)?;
-        let cmd = backend.csr_read(edu::DMA_CMD)?;
-        ensure!(cmd & edu::CMD_START == 0, "interrupt before the DMA finished: cmd {cmd:#x}");
-        println!("     MSI fired {fired}, status {status:#x}");
-        Ok(())
+            edu::CMD_START,
+        )
     })?;
+    step(
+        "DMA edu -> host, completion by MSI through an eventfd",
+        || {
+            let irq = backend.enable_interrupts(IrqKind::Msi, 1)?;
+            edu_dma_start(
+                &backend,
+                u64::from(edu::BUFFER),
+                from_card.iova(),
+                edu::CMD_START | edu::CMD_TO_HOST | edu::CMD_IRQ,
+            )?;
+            let fired = irq.wait(0, EDU_TIMEOUT)?;
+            let status = backend.csr_read(edu::IRQ_STATUS)?;
+            ensure!(
+                status & edu::DMA_IRQ != 0,
+                "MSI fired but status is {status:#x}"
+            );
+            backend.csr_write(edu::IRQ_ACK, status)?;
+            let cmd = backend.csr_read(edu::DMA_CMD)?;
+            ensure!(
+                cmd & edu::CMD_START == 0,
+                "interrupt before the DMA finished: cmd {cmd:#x}"
+            );
+            println!("     MSI fired {fired}, status {status:#x}");
+            Ok(())
+        },
+    )?;
     step("data checked byte for byte", || {
         let mut got = vec![0u8; from_card.len()];
         from_card.read(0, &mut got);
         if let Some(i) = (0..DMA_BYTES).find(|&i| got[i] != pattern[i]) {
-            bail!("byte {i}: expected {:#04x}, edu wrote {:#04x}", pattern[i], got[i]);
+            bail!(
+                "byte {i}: expected {:#04x}, edu wrote {:#04x}",
+                pattern[i],
+                got[i]
+            );
         }
         if let Some(i) = (DMA_BYTES..got.len()).find(|&i| got[i] != 0) {
             bail!("byte {i} past the transfer changed to {:#04x}", got[i]);
@@ -208,26 +248,41 @@ fn run() -> anyhow::Result<()> {
         println!("     {DMA_BYTES} bytes round-tripped host -> edu -> host");
         Ok(())
     })?;
-    step("teardown: DMA unmapped, interrupts off, group released", || {
-        to_card.free()?;
-        from_card.free()?;
-        drop(backend);
-        // A second open succeeds only if the first released the group.
-        let again = VfioBackend::open(&config)?;
-        ensure!(again.csr_read(edu::ID)? == edu::ID_VALUE);
-        let buffer = again.dma_alloc(DMA_BYTES)?;
-        ensure!(buffer.iova() == IOVA_WINDOW.start, "IOVA {:#x} reused?", buffer.iova());
-        buffer.free()?;
-        Ok(())
-    })?;
+    step(
+        "teardown: DMA unmapped, interrupts off, group released",
+        || {
+            to_card.free()?;
+            from_card.free()?;
+            drop(backend);
+            // A second open succeeds only if the first released the group.
+            let again = VfioBackend::open(&config)?;
+            ensure!(again.csr_read(edu::ID)? == edu::ID_VALUE);
+            let buffer = again.dma_alloc(DMA_BYTES)?;
+            ensure!(
+                buffer.iova() == IOVA_WINDOW.start,
+                "IOVA {:#x} reused?",
+                buffer.iova()
+            );
+            buffer.free()?;
+            Ok(())
+        },
+    )?;
     step("setup --reset gives edu back (it had no driver)", || {
         let plan = setup::plan_reset(&paths, &opts);
         print!("{plan}");
         ensure!(plan.refusals.is_empty(), "reset refused");
         plan.execute(&paths)?;
         let cards = setup::find_cards(&paths, &[EDU])?;
-        ensure!(cards[0].driver.is_none(), "edu is on {:?} after reset", cards[0].driver);
-        ensure!(cards[0].driver_override.is_none(), "override left: {:?}", cards[0].driver_override);
+        ensure!(
+            cards[0].driver.is_none(),
+            "edu is on {:?} after reset",
+            cards[0].driver
+        );
+        ensure!(
+            cards[0].driver_override.is_none(),
+            "override left: {:?}",
+            cards[0].driver_override
+        );
         Ok(())
     })?;
     Ok(())
@@ -249,7 +304,10 @@ fn edu_dma(backend: &VfioBackend, src: u64, dst: u64, cmd: u32) -> anyhow::Resul
     edu_dma_start(backend, src, dst, cmd)?;
     let t = Instant::now();
     while backend.csr_read(edu::DMA_CMD)? & edu::CMD_START != 0 {
-        ensure!(t.elapsed() < EDU_TIMEOUT, "edu DMA not done in {EDU_TIMEOUT:?}");
+        ensure!(
+            t.elapsed() < EDU_TIMEOUT,
+            "edu DMA not done in {EDU_TIMEOUT:?}"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     Ok(())
