@@ -36,7 +36,7 @@ fn machine(driver: &str, iommu: bool) -> tempfile::TempDir {
     fs::create_dir_all(sys.join("bus/pci/drivers/vfio-pci")).unwrap();
     fs::create_dir_all(sys.join(format!("bus/pci/drivers/{driver}"))).unwrap();
     fs::write(dev.join("vendor"), "0x1234\n").unwrap();
-    fs::write(dev.join("device"), "0x1001\n").unwrap();
+    fs::write(dev.join("device"), "0x484d\n").unwrap();
     fs::write(dev.join("class"), "0x020000\n").unwrap();
     symlink(
         sys.join(format!("bus/pci/drivers/{driver}")),
@@ -96,7 +96,7 @@ fn status_reports_the_card() {
     let (ok, out, err) = homa_nic(m.path(), &["--status"]);
     assert!(ok, "{err}");
     assert!(
-        out.contains("0000:3b:00.0 [1234:1001] driver vfio-pci"),
+        out.contains("0000:3b:00.0 [1234:484d] driver vfio-pci"),
         "{out}"
     );
     assert!(out.contains("IOMMU group 7: the card alone"), "{out}");

@@ -10,7 +10,7 @@ use bitflags::bitflags;
 
 use crate::vfio::VfioError;
 
-/// A PCI vendor and device ID pair, as `lspci -nn` prints it (`1234:1001`).
+/// A PCI vendor and device ID pair, as `lspci -nn` prints it (`1234:484d`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PciId {
     pub vendor: u16,
@@ -18,15 +18,17 @@ pub struct PciId {
 }
 
 /// The IDs a Homa NIC's bitstream gives its PCIe function: the one place they
-/// are defined (`homa-nic setup` finds cards by them). These are the IDs of the
-/// Corundum-derived shell (BOARDS.md 2.1: config.tcl writes VID 0x1234, DID
-/// 0x1001; the subsystem IDs name the board). 0x1234 is not a vendor ID the
-/// PCI-SIG assigned to anyone: it is the de-facto experimental one (QEMU's
-/// emulated devices use it too, with other device IDs), so a card is matched
-/// on the pair, never on the vendor alone.
+/// are defined (`homa-nic setup` finds cards by them; the firmware's
+/// config.tcl must write the same). Vendor 0x1234 is the de-facto
+/// experimental one, assigned by the PCI-SIG to no one (QEMU's emulated
+/// devices and Corundum use it); device 0x484d is "HM", the prefix of the
+/// register map's block types. Not Corundum's 1234:1001, the default of the
+/// shell BOARDS.md 2.1 describes: Corundum's kernel driver claims that pair,
+/// and `setup` would take a Corundum card for ours. A card is matched on the
+/// pair, never on the vendor alone.
 pub const HOMA_NIC_IDS: &[PciId] = &[PciId {
     vendor: 0x1234,
-    device: 0x1001,
+    device: 0x484d,
 }];
 
 impl fmt::Display for PciId {
@@ -187,7 +189,7 @@ mod tests {
             }
         );
         assert_eq!(id.to_string(), "1234:11e8");
-        assert_eq!("0x1234:0x1001".parse::<PciId>().unwrap(), HOMA_NIC_IDS[0]);
+        assert_eq!("0x1234:0x484d".parse::<PciId>().unwrap(), HOMA_NIC_IDS[0]);
         for s in [
             "",
             "1234",

@@ -103,7 +103,7 @@ pub enum VfioError {
     #[error("{0:?} is not a PCI address: write it as lspci -D prints it, DDDD:BB:DD.F (e.g. 0000:01:00.0)")]
     BadAddress(String),
     #[error(
-        "{0:?} is not a PCI ID: write it as lspci -nn prints it, VVVV:DDDD in hex (e.g. 1234:1001)"
+        "{0:?} is not a PCI ID: write it as lspci -nn prints it, VVVV:DDDD in hex (e.g. 1234:484d)"
     )]
     BadId(String),
     #[error("VFIO is not available: {path} does not exist. Load it with `modprobe vfio-pci`; if that fails, the kernel lacks VFIO or the IOMMU is off (enable VT-d/AMD-Vi in the firmware setup and boot with intel_iommu=on or amd_iommu=on)")]

@@ -45,7 +45,7 @@ impl FakeMachine {
         self.paths.sys.join("bus/pci/devices").join(bdf)
     }
 
-    /// A PCI device with `id` ("1234:1001") and class, on `driver`, in `group`.
+    /// A PCI device with `id` ("1234:484d") and class, on `driver`, in `group`.
     fn add(&self, bdf: &str, id: &str, class: u32, driver: Option<&str>, group: Option<u32>) {
         let dir = self.device_dir(bdf);
         fs::create_dir_all(&dir).unwrap();
@@ -80,7 +80,7 @@ impl FakeMachine {
     }
 
     fn card(&self, driver: Option<&str>, group: Option<u32>) {
-        self.add(CARD, "1234:1001", 0x020000, driver, group);
+        self.add(CARD, "1234:484d", 0x020000, driver, group);
     }
 
     fn plan(&self, opts: &SetupOptions) -> Plan {
@@ -118,7 +118,7 @@ fn a_card_already_on_vfio_pci_is_left_alone() {
     assert!(plan.steps.is_empty(), "{plan}");
     let t = text(&plan);
     assert!(
-        t.contains("0000:3b:00.0 [1234:1001] is already on vfio-pci"),
+        t.contains("0000:3b:00.0 [1234:484d] is already on vfio-pci"),
         "{t}"
     );
     assert!(t.contains("IOMMU group 7 holds the card alone"), "{t}");
@@ -319,7 +319,7 @@ fn bridges_and_vfio_peers_in_the_group_are_fine() {
     );
     m.add(
         "0000:3b:00.1",
-        "1234:1001",
+        "1234:484d",
         0x020000,
         Some("vfio-pci"),
         Some(3),
@@ -335,7 +335,7 @@ fn bridges_and_vfio_peers_in_the_group_are_fine() {
         "{t}"
     );
     assert!(
-        t.contains("0000:3b:00.1 [1234:1001] on vfio-pci (fine)"),
+        t.contains("0000:3b:00.1 [1234:484d] on vfio-pci (fine)"),
         "{t}"
     );
 }
@@ -420,7 +420,7 @@ fn no_card_and_a_named_non_card_are_refused() {
     );
     let t = text(&plan);
     assert!(
-        t.contains("no PCI device") && t.contains("1234:1001") && t.contains("lspci -nn"),
+        t.contains("no PCI device") && t.contains("1234:484d") && t.contains("lspci -nn"),
         "{t}"
     );
     assert!(t.contains("/sys/bus/pci/rescan"), "{t}");
@@ -533,7 +533,7 @@ fn status_reports_driver_group_files_hugepages_and_what_reset_restores() {
     fs::write(&m.paths.state, "0000:3b:00.0 xdma\n").unwrap();
     let s = setup::status(&m.paths, &options()).unwrap();
     assert!(
-        s.contains("0000:3b:00.0 [1234:1001] driver vfio-pci"),
+        s.contains("0000:3b:00.0 [1234:484d] driver vfio-pci"),
         "{s}"
     );
     assert!(
