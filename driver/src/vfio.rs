@@ -110,7 +110,7 @@ pub enum VfioError {
     NoVfio { path: PathBuf },
     #[error("no PCI device {address} ({path} does not exist): `lspci -D` lists this machine's devices and their addresses")]
     NoSuchDevice { address: PciAddress, path: PathBuf },
-    #[error("PCI device {address} is bound to {}, not to {VFIO_PCI_DRIVER}. Hand it to {VFIO_PCI_DRIVER} (as root):\n{steps}", .driver.as_deref().unwrap_or("no driver"))]
+    #[error("PCI device {address} is bound to {}, not to {VFIO_PCI_DRIVER}. Hand it to {VFIO_PCI_DRIVER} with `sudo homa-nic setup --device {address}` (which also checks its IOMMU group), or by hand (as root):\n{steps}", .driver.as_deref().unwrap_or("no driver"))]
     NotBoundToVfio {
         address: PciAddress,
         /// The driver it is bound to, if any.
