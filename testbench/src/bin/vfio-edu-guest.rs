@@ -3,12 +3,13 @@
 //! program, it drives QEMU's `edu` device through the driver's own VFIO
 //! backend, the code a real card goes through, and checks every step.
 //!
-//! Steps: `homa-nic setup`'s library binds edu to vfio-pci (and reserves
-//! hugepages) in the real guest sysfs; `VfioBackend::open` does the
+//! Steps: `homa-nic setup`'s library binds edu to vfio-pci, reserves
+//! hugepages and gives /dev/vfio/N to a user, in the real guest sysfs; `VfioBackend::open` does the
 //! container, group and device setup and maps BAR0; then edu's registers
 //! (ID, liveness), DMA through the IOMMU both ways with edu's DMA engine,
 //! checked byte for byte, interrupts through eventfds (INTx raised by
-//! register, MSI at DMA completion), teardown, a second open (the group was
+//! register, MSI at DMA completion), a DMA to an unmapped IOVA faulting in
+//! the IOMMU (seen in the kernel log), teardown, a second open (the group was
 //! released) and `setup --reset`. The last line is `VFIO-EDU PASS` or
 //! `VFIO-EDU FAIL: <why>`; the host looks for it on the serial console.
 //!
@@ -18,11 +19,13 @@
 //! address registers take 32-bit writes of their low half only, and edu's
 //! default DMA mask is 28 bits, so the IOVA window is put below 256 MiB.
 
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context};
 use homa_driver::pci::{Command, PciId};
-use homa_driver::setup::{self, Memlock, SetupOptions, SetupPaths};
+use homa_driver::setup::{self, Memlock, Owner, SetupOptions, SetupPaths};
 use homa_driver::vfio::{IrqKind, RegionFlags, VfioConfig};
 use homa_driver::{Backend, VfioBackend};
 use vfio_bindings::bindings::vfio as sys;
@@ -68,6 +71,10 @@ const IOVA_WINDOW: std::ops::Range<u64> = 0x0100_0000..0x1000_0000;
 /// fixed later); odd, so byte-granular copies are checked too.
 const DMA_BYTES: usize = 4095;
 
+/// The user setup gives /dev/vfio/N to in the guest (any uid will do: the
+/// guest has no user database, and the program stays root).
+const GUEST_USER: u32 = 1000;
+
 /// Hugepages reserved by setup in the guest (32 MiB of its 1 GiB).
 const GUEST_HUGEPAGES: u64 = 16;
 
@@ -102,7 +109,11 @@ fn run() -> anyhow::Result<()> {
         ids: vec![EDU],
         only: Vec::new(),
         hugepages: GUEST_HUGEPAGES,
-        owner: None,
+        owner: Some(Owner {
+            name: format!("uid {GUEST_USER}"),
+            uid: Some(GUEST_USER),
+            gid: Some(GUEST_USER),
+        }),
         bind_group: false,
         memlock: Memlock::Unlimited,
         ipc_lock: true,
@@ -125,6 +136,15 @@ fn run() -> anyhow::Result<()> {
         ensure!(
             nr.trim() == GUEST_HUGEPAGES.to_string(),
             "nr_hugepages is {nr}"
+        );
+        let group = card.iommu_group.context("edu has no IOMMU group")?;
+        let meta = std::fs::metadata(paths.group_file(group))?;
+        ensure!(
+            (meta.uid(), meta.gid(), meta.mode() & 0o777) == (GUEST_USER, GUEST_USER, 0o660),
+            "/dev/vfio/{group} is uid {} gid {} mode {:o}",
+            meta.uid(),
+            meta.gid(),
+            meta.mode() & 0o777
         );
         print!("{}", setup::status(&paths, &opts)?);
         Ok(card.address)
@@ -248,6 +268,42 @@ fn run() -> anyhow::Result<()> {
         println!("     {DMA_BYTES} bytes round-tripped host -> edu -> host");
         Ok(())
     })?;
+    step("a DMA to an unmapped IOVA is stopped by the IOMMU", || {
+        // Inside the window, but never handed out: the IOMMU has no entry for it.
+        let unmapped = IOVA_WINDOW.end - 0x10_0000;
+        let mut kmsg = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open("/dev/kmsg")?;
+        drain(&mut kmsg);
+        edu_dma(
+            &backend,
+            u64::from(edu::BUFFER),
+            unmapped,
+            edu::CMD_START | edu::CMD_TO_HOST,
+        )?;
+        // The fault is reported through the IOMMU's own interrupt: allow it a moment.
+        let wanted = format!("fault addr {unmapped:#x}");
+        let t = Instant::now();
+        let mut log = String::new();
+        while !log
+            .lines()
+            .any(|l| l.contains("DMAR") && l.contains(&wanted))
+        {
+            ensure!(
+                t.elapsed() < EDU_TIMEOUT,
+                "no DMAR fault at {unmapped:#x} in the kernel log: {log}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+            log.push_str(&drain(&mut kmsg));
+        }
+        let line = log
+            .lines()
+            .find(|l| l.contains(&wanted))
+            .unwrap_or_default();
+        println!("     {}", line.split(';').nth(1).unwrap_or(line));
+        Ok(())
+    })?;
     step(
         "teardown: DMA unmapped, interrupts off, group released",
         || {
@@ -286,6 +342,19 @@ fn run() -> anyhow::Result<()> {
         Ok(())
     })?;
     Ok(())
+}
+
+/// The kernel log records not read yet (each read of /dev/kmsg is one record).
+fn drain(kmsg: &mut std::fs::File) -> String {
+    let mut text = String::new();
+    let mut record = [0u8; 8192];
+    while let Ok(n) = kmsg.read(&mut record) {
+        if n == 0 {
+            break;
+        }
+        text.push_str(&String::from_utf8_lossy(&record[..n]));
+    }
+    text
 }
 
 /// Starts one edu DMA.
