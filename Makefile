@@ -28,7 +28,8 @@ test: deps vfio-deps
 
 # The VFIO VM test's tools: QEMU and busybox-static from apt, and Debian's kernel
 # package unpacked (not installed) into $(VFIO_KERNEL_DIR). Never fails: where they
-# cannot be had, the test says so and skips.
+# cannot be had, the test says so and skips. A newer qemu-utils (from backports) cannot stay
+# beside bookworm's QEMU and apt removes it: bookworm's is put back, so qemu-img stays.
 VFIO_APT_PACKAGES := qemu-system-x86 busybox-static
 VFIO_KERNEL_DIR := target/vfio-vm/kernel
 
@@ -37,6 +38,7 @@ vfio-deps:
 		echo "installing $(VFIO_APT_PACKAGES) with apt-get (for the VFIO VM test)"; \
 		( $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(VFIO_APT_PACKAGES) >/dev/null ) \
 			|| echo "vfio-deps: cannot install $(VFIO_APT_PACKAGES): the VFIO VM test will skip"; \
+		command -v qemu-img >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends qemu-utils >/dev/null || true; \
 	fi
 	@testbench/vm/fetch-kernel.sh $(VFIO_KERNEL_DIR) || echo "vfio-deps: no guest kernel: the VFIO VM test will skip"
 
