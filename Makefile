@@ -1,13 +1,14 @@
 # Homa NIC: the two commands of the quick start, and the tools they need.
 #   make demo   the main job (runs in release)
-#   make test   the whole test suite (debug build)
+#   make test   the whole test suite (debug build), the VFIO VM test included
+#   make vfio-test  only the VFIO VM test (the driver's VFIO backend against QEMU's edu in a guest)
 # Both install what is missing first (`make deps`).
 
 CARGO ?= cargo
 APT_PACKAGES := verilator g++ make
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps demo test verilog lint clean
+.PHONY: deps vfio-deps demo test vfio-test verilog lint clean
 
 deps:
 	@missing=""; for tool in verilator g++ make; do command -v $$tool >/dev/null 2>&1 || missing=1; done; \
@@ -22,8 +23,27 @@ demo: deps
 	target/release/homa-nic demo --count 200 --pcap out/demo.pcap
 	target/release/homa-nic sim --hosts 16 --workload w4 --load 0.8 --duration-us 5000 --plot out/slowdown-w4.svg
 
-test: deps
+test: deps vfio-deps
 	$(CARGO) test --workspace
+
+# The VFIO VM test's tools: QEMU and busybox-static from apt, and Debian's kernel
+# package unpacked (not installed) into $(VFIO_KERNEL_DIR). Never fails: where they
+# cannot be had, the test says so and skips. A newer qemu-utils (from backports) cannot stay
+# beside bookworm's QEMU and apt removes it: bookworm's is put back, so qemu-img stays.
+VFIO_APT_PACKAGES := qemu-system-x86 busybox-static
+VFIO_KERNEL_DIR := target/vfio-vm/kernel
+
+vfio-deps:
+	@if ! command -v qemu-system-x86_64 >/dev/null 2>&1 || [ ! -x /bin/busybox ]; then \
+		echo "installing $(VFIO_APT_PACKAGES) with apt-get (for the VFIO VM test)"; \
+		( $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(VFIO_APT_PACKAGES) >/dev/null ) \
+			|| echo "vfio-deps: cannot install $(VFIO_APT_PACKAGES): the VFIO VM test will skip"; \
+		command -v qemu-img >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends qemu-utils >/dev/null || true; \
+	fi
+	@testbench/vm/fetch-kernel.sh $(VFIO_KERNEL_DIR) || echo "vfio-deps: no guest kernel: the VFIO VM test will skip"
+
+vfio-test: deps vfio-deps
+	$(CARGO) test -p homa-testbench --test vfio_vm -- --nocapture
 
 verilog: deps
 	$(CARGO) run --quiet -- verilog --out out/verilog

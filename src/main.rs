@@ -40,6 +40,8 @@ enum Command {
     Server(cmd::server::ServerArgs),
     /// RPCs from one simulated card on a UDP wire to a Homa server; each response checked, RTT per RPC.
     Rpc(cmd::rpc::RpcArgs),
+    /// Prepare this machine for a card: bind it to vfio-pci, check the IOMMU, reserve hugepages, fix /dev/vfio permissions (--status, --dry-run, --reset).
+    Setup(cmd::setup::SetupArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -65,5 +67,6 @@ fn main() -> anyhow::Result<()> {
         Command::Info(args) => cmd::info::run(&args),
         Command::Server(args) => cmd::server::run(&args),
         Command::Rpc(args) => cmd::rpc::run(&args),
+        Command::Setup(args) => cmd::setup::run(&args),
     }
 }

@@ -13,9 +13,10 @@
 //! register blocks), `discovery.rs` (walking the block list, version checks),
 //! `device.rs` (an opened card), `ring.rs` (descriptor and completion
 //! rings, doorbells), `queues.rs` (an endpoint's rings bound to its block), `rx_area.rs` (its
-//! receive bpages), `entries.rs` (descriptors and completions as types), `sim.rs` and `vfio.rs` (the two backends),
-//! `memory.rs` (hugepage memory for VFIO DMA), `pci.rs` (PCI addresses and
-//! the command register), `error.rs`.
+//! receive bpages), `entries.rs` (descriptors and completions as types), `sim.rs` and `vfio.rs` (the two backends), `vfio_irq.rs` (interrupts through eventfds),
+//! `memory.rs` (hugepage memory for VFIO DMA), `pci.rs` (PCI IDs, addresses and
+//! the command register), `setup.rs` (preparing a machine: binding cards to
+//! vfio-pci, hugepages, permissions), `error.rs`.
 //!
 //! ```no_run
 //! use homa_driver::{Device, SimBackend};
@@ -37,8 +38,10 @@ pub mod queues;
 pub mod regs;
 pub mod ring;
 pub mod rx_area;
+pub mod setup;
 pub mod sim;
 pub mod vfio;
+pub mod vfio_irq;
 
 pub use backend::Backend;
 pub use device::{Device, IdInfo};
@@ -46,7 +49,7 @@ pub use discovery::{BlockList, DiscoveryError, RegisterBlock};
 pub use dma::{DmaBuffer, DmaError};
 pub use entries::{Completion, CompletionKind, CompletionStatus, TxDescriptor, TxOpcode};
 pub use error::Error;
-pub use pci::PciAddress;
+pub use pci::{PciAddress, PciId, HOMA_NIC_IDS};
 pub use queues::EndpointQueues;
 pub use regs::{
     block_name, BlockHeader, DesignVersion, EndpointBlock, IdBlock, InterfaceBlock,

@@ -109,7 +109,7 @@ fn round_up(bytes: usize, page: usize) -> usize {
 }
 
 /// The system's page size (4 KiB on x86-64).
-fn system_page_bytes() -> usize {
+pub(crate) fn system_page_bytes() -> usize {
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     usize::try_from(page)

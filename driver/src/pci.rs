@@ -1,5 +1,6 @@
-//! PCI facts the VFIO backend needs: device addresses, where a device lives
-//! in sysfs, and the command register of its configuration space.
+//! PCI facts the VFIO backend needs: the card's vendor and device IDs,
+//! device addresses, where a device lives in sysfs, and the command register
+//! of its configuration space.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -8,6 +9,54 @@ use std::str::FromStr;
 use bitflags::bitflags;
 
 use crate::vfio::VfioError;
+
+/// A PCI vendor and device ID pair, as `lspci -nn` prints it (`1234:484d`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PciId {
+    pub vendor: u16,
+    pub device: u16,
+}
+
+/// The IDs a Homa NIC's bitstream gives its PCIe function: the one place they
+/// are defined (`homa-nic setup` finds cards by them; the firmware's
+/// config.tcl must write the same). Vendor 0x1234 is the de-facto
+/// experimental one, assigned by the PCI-SIG to no one (QEMU's emulated
+/// devices and Corundum use it); device 0x484d is "HM", the prefix of the
+/// register map's block types. Not Corundum's 1234:1001, the default of the
+/// shell BOARDS.md 2.1 describes: Corundum's kernel driver claims that pair,
+/// and `setup` would take a Corundum card for ours. A card is matched on the
+/// pair, never on the vendor alone.
+pub const HOMA_NIC_IDS: &[PciId] = &[PciId {
+    vendor: 0x1234,
+    device: 0x484d,
+}];
+
+impl fmt::Display for PciId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:04x}:{:04x}", self.vendor, self.device)
+    }
+}
+
+impl FromStr for PciId {
+    type Err = VfioError;
+
+    /// Parses `VVVV:DDDD` in hex, as `lspci -nn` prints it (an optional `0x` on each).
+    fn from_str(s: &str) -> Result<Self, VfioError> {
+        let bad = || VfioError::BadId(s.to_string());
+        let (vendor, device) = s.trim().split_once(':').ok_or_else(bad)?;
+        let hex = |t: &str| {
+            let t = t.trim_start_matches("0x");
+            if t.is_empty() || t.len() > 4 {
+                return Err(bad());
+            }
+            u16::from_str_radix(t, 16).map_err(|_| bad())
+        };
+        Ok(PciId {
+            vendor: hex(vendor)?,
+            device: hex(device)?,
+        })
+    }
+}
 
 /// Byte offset of the 16-bit command register in PCI configuration space.
 pub const COMMAND_OFFSET: u64 = 0x04;
@@ -28,7 +77,7 @@ bitflags! {
 }
 
 /// A PCI device address (domain:bus:device.function), e.g. `0000:01:00.0`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PciAddress {
     pub domain: u16,
     pub bus: u8,
@@ -124,6 +173,34 @@ mod tests {
         ] {
             assert!(
                 matches!(s.parse::<PciAddress>(), Err(VfioError::BadAddress(_))),
+                "{s:?} parsed"
+            );
+        }
+    }
+
+    #[test]
+    fn ids_parse_as_lspci_prints_them() {
+        let id: PciId = "1234:11e8".parse().unwrap();
+        assert_eq!(
+            id,
+            PciId {
+                vendor: 0x1234,
+                device: 0x11e8
+            }
+        );
+        assert_eq!(id.to_string(), "1234:11e8");
+        assert_eq!("0x1234:0x484d".parse::<PciId>().unwrap(), HOMA_NIC_IDS[0]);
+        for s in [
+            "",
+            "1234",
+            "1234:",
+            ":1001",
+            "12345:1001",
+            "12g4:1001",
+            "1234-1001",
+        ] {
+            assert!(
+                matches!(s.parse::<PciId>(), Err(VfioError::BadId(_))),
                 "{s:?} parsed"
             );
         }

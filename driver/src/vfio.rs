@@ -37,12 +37,21 @@
 //! errors (`InvalidPath`, `GroupViable`), which `preflight` and
 //! `device_error` turn into actionable ones.
 //!
-//! Not done here yet: interrupts (MSI-X through eventfds; the card has no
-//! completion interrupts yet), a device reset at open (VFIO_DEVICE_RESET; the
-//! core has its own reset through the register map once one exists), and
-//! querying the IOMMU's valid IOVA ranges (VFIO_IOMMU_GET_INFO): the IOVA
-//! window below avoids the usual reserved ranges, and a map that falls in one
-//! fails with a [`VfioError::DmaMap`] naming the IOVA.
+//! Interrupts (INTx, MSI, MSI-X) are delivered through eventfds: see
+//! `vfio_irq.rs` and [`VfioBackend::enable_interrupts`].
+//!
+//! Nothing here knows the Homa card's registers: they are reached through
+//! the [`Backend`] trait by `discovery.rs` and `regs.rs`. So this backend
+//! opens any PCI device behind VFIO, and the VM test (testbench's
+//! `vfio-edu-guest`, run by `make vfio-test`) runs exactly this code against
+//! QEMU's `edu` device: open, region info, BAR access, DMA through the IOMMU,
+//! interrupts, teardown.
+//!
+//! Not done here yet: a device reset at open (VFIO_DEVICE_RESET; the core has
+//! its own reset through the register map once one exists), and querying the
+//! IOMMU's valid IOVA ranges (VFIO_IOMMU_GET_INFO): the default IOVA window
+//! avoids the usual reserved ranges, and a map that falls in one fails with a
+//! [`VfioError::DmaMap`] naming the IOVA.
 
 use std::fs::File;
 use std::io;
@@ -62,18 +71,20 @@ use crate::backend::{check_csr_offset, Backend};
 use crate::dma::{DmaBuffer, DmaMemory, HostPtr, IovaSpace};
 use crate::memory::HostMemory;
 use crate::pci::{self, PciAddress};
+pub use crate::vfio_irq::{Interrupts, IrqKind};
 use crate::Error;
 
 /// The kernel driver a card must be bound to.
 pub const VFIO_PCI_DRIVER: &str = "vfio-pci";
 
-/// First IOVA handed out: above 4 GiB, clear of the low memory holes and the
-/// x86 MSI window (0xfee0_0000..0xfef0_0000) that IOMMUs reserve.
-const IOVA_BASE: u64 = 1 << 32;
+/// First IOVA handed out by default: above 4 GiB, clear of the low memory
+/// holes and the x86 MSI window (0xfee0_0000..0xfef0_0000) that IOMMUs reserve.
+pub const IOVA_BASE: u64 = 1 << 32;
 
-/// End of the IOVA window: 2^39, the narrowest address width of current
-/// IOMMUs (Intel VT-d with 3-level tables), so the window is valid everywhere.
-const IOVA_END: u64 = 1 << 39;
+/// End of the default IOVA window: 2^39, the narrowest address width of
+/// current IOMMUs (Intel VT-d with 3-level tables), so the window is valid
+/// everywhere.
+pub const IOVA_END: u64 = 1 << 39;
 
 bitflags! {
     /// Flags of a VFIO region (`struct vfio_region_info`).
@@ -91,11 +102,15 @@ bitflags! {
 pub enum VfioError {
     #[error("{0:?} is not a PCI address: write it as lspci -D prints it, DDDD:BB:DD.F (e.g. 0000:01:00.0)")]
     BadAddress(String),
+    #[error(
+        "{0:?} is not a PCI ID: write it as lspci -nn prints it, VVVV:DDDD in hex (e.g. 1234:484d)"
+    )]
+    BadId(String),
     #[error("VFIO is not available: {path} does not exist. Load it with `modprobe vfio-pci`; if that fails, the kernel lacks VFIO or the IOMMU is off (enable VT-d/AMD-Vi in the firmware setup and boot with intel_iommu=on or amd_iommu=on)")]
     NoVfio { path: PathBuf },
     #[error("no PCI device {address} ({path} does not exist): `lspci -D` lists this machine's devices and their addresses")]
     NoSuchDevice { address: PciAddress, path: PathBuf },
-    #[error("PCI device {address} is bound to {}, not to {VFIO_PCI_DRIVER}. Hand it to {VFIO_PCI_DRIVER} (as root):\n{steps}", .driver.as_deref().unwrap_or("no driver"))]
+    #[error("PCI device {address} is bound to {}, not to {VFIO_PCI_DRIVER}. Hand it to {VFIO_PCI_DRIVER} with `sudo homa-nic setup --device {address}` (which also checks its IOMMU group), or by hand (as root):\n{steps}", .driver.as_deref().unwrap_or("no driver"))]
     NotBoundToVfio {
         address: PciAddress,
         /// The driver it is bound to, if any.
@@ -155,6 +170,37 @@ pub enum VfioError {
         bytes: usize,
         source: vfio_ioctls::VfioError,
     },
+    #[error("the IOVA window {start:#x}..{end:#x} is empty or not page aligned")]
+    BadIovaWindow { start: u64, end: u64 },
+    #[error("{address} offers {available} {kind} interrupt vector(s), {wanted} asked for")]
+    IrqUnavailable {
+        address: PciAddress,
+        kind: IrqKind,
+        available: u32,
+        wanted: u32,
+    },
+    #[error("{action} {kind} interrupts of {address}: {source}")]
+    Irq {
+        address: PciAddress,
+        kind: IrqKind,
+        /// What was being done ("enabling", "unmasking", ...).
+        action: &'static str,
+        source: vfio_ioctls::VfioError,
+    },
+    #[error("eventfd for {kind} interrupt vector {vector} of {address}: {source}")]
+    EventFd {
+        address: PciAddress,
+        kind: IrqKind,
+        vector: u32,
+        source: io::Error,
+    },
+    #[error("no {kind} interrupt on vector {vector} of {address} within {waited_ms} ms")]
+    IrqTimeout {
+        address: PciAddress,
+        kind: IrqKind,
+        vector: u32,
+        waited_ms: u128,
+    },
 }
 
 /// Where the system's VFIO and PCI files are; only tests point them elsewhere.
@@ -182,6 +228,9 @@ pub struct VfioConfig {
     /// Index of the BAR holding the register blocks (0 to 5).
     pub bar: u32,
     pub paths: SystemPaths,
+    /// IOVAs DMA buffers are given ([`IOVA_BASE`]..[`IOVA_END`] by default);
+    /// a device with fewer DMA address bits needs a lower window.
+    pub iova_window: std::ops::Range<u64>,
 }
 
 impl VfioConfig {
@@ -191,6 +240,7 @@ impl VfioConfig {
             address,
             bar: sys::VFIO_PCI_BAR0_REGION_INDEX,
             paths: SystemPaths::default(),
+            iova_window: IOVA_BASE..IOVA_END,
         }
     }
 }
@@ -303,6 +353,17 @@ fn device_error(
     }
 }
 
+/// What VFIO says about one region of a device (`struct vfio_region_info`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegionInfo {
+    pub index: u32,
+    /// Size in bytes; 0 for an absent BAR.
+    pub bytes: u64,
+    /// Offset of the region in the device fd (for pread/pwrite and mmap).
+    pub offset: u64,
+    pub flags: RegionFlags,
+}
+
 /// A real Homa NIC through VFIO. Field order is drop order: the BAR is
 /// unmapped before the device fd closes, and the device leaves the container
 /// before the container closes.
@@ -330,6 +391,18 @@ impl VfioBackend {
         let bar_index = config.bar;
         if bar_index > sys::VFIO_PCI_BAR5_REGION_INDEX {
             return Err(VfioError::BadBar { bar: bar_index }.into());
+        }
+        let window = config.iova_window.clone();
+        let page = crate::memory::system_page_bytes() as u64;
+        if window.start >= window.end
+            || !window.start.is_multiple_of(page)
+            || !window.end.is_multiple_of(page)
+        {
+            return Err(VfioError::BadIovaWindow {
+                start: window.start,
+                end: window.end,
+            }
+            .into());
         }
         let group = preflight(address, &config.paths)?;
         let sysfs_path = address.sysfs_path(&config.paths.sysfs_pci);
@@ -384,7 +457,7 @@ impl VfioBackend {
             bar,
             config: File::from(config_fd),
             config_offset: device.get_region_offset(sys::VFIO_PCI_CONFIG_REGION_INDEX),
-            iova: Arc::new(IovaSpace::new(IOVA_BASE, IOVA_END)),
+            iova: Arc::new(IovaSpace::new(window.start, window.end)),
             device,
             container,
         };
@@ -399,9 +472,35 @@ impl VfioBackend {
         self.address
     }
 
-    /// The VFIO device, for what this backend does not wrap yet (interrupts).
+    /// The VFIO device, for what this backend does not wrap.
     pub fn vfio_device(&self) -> &VfioDevice {
         &self.device
+    }
+
+    /// What VFIO reports of region `index` (a BAR 0-5, or the configuration
+    /// space, `VFIO_PCI_CONFIG_REGION_INDEX`).
+    pub fn region(&self, index: u32) -> RegionInfo {
+        RegionInfo {
+            index,
+            bytes: self.device.get_region_size(index),
+            offset: self.device.get_region_offset(index),
+            flags: RegionFlags::from_bits_truncate(self.device.get_region_flags(index)),
+        }
+    }
+
+    /// Index of the BAR mapped as the register window.
+    pub fn bar_index(&self) -> u32 {
+        self.bar_index
+    }
+
+    /// Turns on `count` vectors of `kind` interrupts, each signalling its own
+    /// eventfd; they are turned off when the returned value is dropped.
+    pub fn enable_interrupts(
+        &self,
+        kind: IrqKind,
+        count: u32,
+    ) -> Result<Interrupts<'_>, VfioError> {
+        Interrupts::enable(&self.device, self.address, kind, count)
     }
 
     /// The PCI command register.

@@ -133,6 +133,7 @@ fn preflight_of_a_device_bound_elsewhere_gives_the_commands_to_rebind_it() {
     let device = sys.device();
     for needed in [
         "bound to ixgbe, not to vfio-pci".to_string(),
+        "sudo homa-nic setup --device 0000:3b:00.0".to_string(),
         "modprobe vfio-pci".to_string(),
         format!(
             "echo 0000:3b:00.0 > {}",

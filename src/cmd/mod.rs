@@ -6,6 +6,7 @@ pub mod info;
 pub mod rpc;
 pub mod sample_capture;
 pub mod server;
+pub mod setup;
 pub mod sim;
 pub mod verilog;
 pub mod wire;
