@@ -149,8 +149,8 @@ pub struct TreeLevel<const A: usize> {
     better: NodeCompare,
 }
 
-impl<const A: usize> TreeLevel<A> {
-    pub fn new() -> Self {
+impl<const A: usize> Default for TreeLevel<A> {
+    fn default() -> Self {
         Self {
             clock: Default::default(),
             in_valid: Default::default(),
@@ -309,20 +309,20 @@ impl Default for WinnerTree {
             m_rank: Default::default(),
             m_age: Default::default(),
             m_settled: Default::default(),
-            l14: TreeLevel::new(),
-            l13: TreeLevel::new(),
-            l12: TreeLevel::new(),
-            l11: TreeLevel::new(),
-            l10: TreeLevel::new(),
-            l9: TreeLevel::new(),
-            l8: TreeLevel::new(),
-            l7: TreeLevel::new(),
-            l6: TreeLevel::new(),
-            l5: TreeLevel::new(),
-            l4: TreeLevel::new(),
-            l3: TreeLevel::new(),
-            l2: TreeLevel::new(),
-            l1: TreeLevel::new(),
+            l14: TreeLevel::default(),
+            l13: TreeLevel::default(),
+            l12: TreeLevel::default(),
+            l11: TreeLevel::default(),
+            l10: TreeLevel::default(),
+            l9: TreeLevel::default(),
+            l8: TreeLevel::default(),
+            l7: TreeLevel::default(),
+            l6: TreeLevel::default(),
+            l5: TreeLevel::default(),
+            l4: TreeLevel::default(),
+            l3: TreeLevel::default(),
+            l2: TreeLevel::default(),
+            l1: TreeLevel::default(),
             root: Default::default(),
             root_valid: Default::default(),
             in_flight: Default::default(),
