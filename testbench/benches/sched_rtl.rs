@@ -7,8 +7,9 @@
 //!   GRANT on the way out, with a few messages in flight (grants flow) and
 //!   with all 16,384 slots taken (the trees full);
 //! - send scheduler: cycles per pick, settled and right after a packet's
-//!   update, with 16,384 eligible messages;
-//! and for each, Verilator's speed in cycles per wall second.
+//!   update, with 16,384 eligible messages.
+//!
+//! For each, Verilator's speed in cycles per wall second.
 
 use std::time::Instant;
 
@@ -117,7 +118,7 @@ fn grant_run(label: &str, cfg: GrantConfig, live: usize, events: u64) {
         sim.tick();
     }
     let mut next_slot = 0u16;
-    let mut new_msg = |rng: &mut ChaCha8Rng, next_slot: &mut u16| {
+    let new_msg = |rng: &mut ChaCha8Rng, next_slot: &mut u16| {
         let length = rng.gen_range(cfg.unsched_bytes + 1..=1_000_000);
         *next_slot = next_slot.wrapping_add(1) % (1 << 14);
         Msg {
