@@ -524,21 +524,35 @@ fn scripted(label: &str, model_cfg: HomaConfig, lengths: &[u32], script: &[(usiz
             n += 1;
             let fifo_before = model.counters().fifo_grants_out;
             let m = &mut msgs[i];
-            assert!(m.can_send(), "{label}: step {n}: the script sends past a grant");
+            assert!(
+                m.can_send(),
+                "{label}: step {n}: the script sends past a grant"
+            );
             let (offset, end) = (m.sent, m.next_end());
             model.handle_frame(0, data_frame(m, me.ip, offset, end));
             m.sent = end;
             let got = rtl.event(m.slot, false, m.length, m.sent, m.granted);
             let want = model_grants(&mut model, 0, &msgs, fifo_before);
             if std::env::var("HOMA_SCRIPT_TRACE").is_ok() {
-                eprintln!("{label}: packet {n} (message {i}, received {}): {got:?}, total {}", msgs[i].sent, model.total_incoming());
+                eprintln!(
+                    "{label}: packet {n} (message {i}, received {}): {got:?}, total {}",
+                    msgs[i].sent,
+                    model.total_incoming()
+                );
             }
-            assert_eq!(got, want, "{label}: packet {n} (message {i}): RTL (left) vs model (right)");
+            assert_eq!(
+                got, want,
+                "{label}: packet {n} (message {i}): RTL (left) vs model (right)"
+            );
             for &(slot, offset, _, _) in &got {
                 let g = msgs.iter_mut().find(|m| m.slot == slot).unwrap();
                 g.granted = g.granted.max(offset);
             }
-            assert_eq!(rtl.sim.total_incoming() as u64, model.total_incoming(), "{label}: packet {n}");
+            assert_eq!(
+                rtl.sim.total_incoming() as u64,
+                model.total_incoming(),
+                "{label}: packet {n}"
+            );
         }
     }
 }

@@ -1154,8 +1154,7 @@ impl Logic for GrantScheduler {
         self.ff_new.next = self.st_grt.val() + self.fifo_inc.val().get_bits::<20>(0);
 
         // ---- READ's shortcut: no pass when it could grant nothing ----
-        self.total_new.next =
-            self.total.q.val() - self.contrib_old.val() + self.contrib_new.val();
+        self.total_new.next = self.total.q.val() - self.contrib_old.val() + self.contrib_new.val();
         self.fifo_due.next =
             self.fifo_on.val() & (self.srpt_granted.q.val() >= self.fifo_threshold.q.val());
         self.skip_pass.next = !(self.st_present.val()
