@@ -7,3 +7,40 @@
 //!
 //! Must not know about: Homa's protocol (that is the core in `homa-hw`, used
 //! here as a black box with the ports ARCHITECTURE.md lists).
+
+pub mod cdc;
+
+use cdc::axis_async_fifo::{AxisAsyncFifo, FullPolicy, PointerCode, Visibility};
+use homa_hw::Design;
+
+/// Address bits of the clock-crossing FIFOs the testbench drives: 16 beats,
+/// small so that full, drop and wrap happen often.
+pub const TEST_FIFO_ADDR_BITS: usize = 4;
+
+/// The board-level designs hw-sim builds Verilator models of: the crossing
+/// FIFO in both full policies, and two variants: binary counts crossing, and
+/// the broken cut-through one the testbench proves fails.
+pub fn designs() -> Vec<Design> {
+    vec![
+        Design::generate(
+            "cdc_fifo_drop",
+            AxisAsyncFifo::<4, 5>::new(PointerCode::Gray, FullPolicy::DropWhenFull),
+        ),
+        Design::generate(
+            "cdc_fifo_bp",
+            AxisAsyncFifo::<4, 5>::new(PointerCode::Gray, FullPolicy::BackPressure),
+        ),
+        Design::generate(
+            "cdc_fifo_binary",
+            AxisAsyncFifo::<4, 5>::new(PointerCode::Binary, FullPolicy::BackPressure),
+        ),
+        Design::generate(
+            "cdc_fifo_cut_through",
+            AxisAsyncFifo::<4, 5>::variant(
+                PointerCode::Gray,
+                FullPolicy::DropWhenFull,
+                Visibility::EveryBeat,
+            ),
+        ),
+    ]
+}
