@@ -8,7 +8,11 @@
 //! Must not know about: Homa's protocol (that is the core in `homa-hw`, used
 //! here as a black box with the ports ARCHITECTURE.md lists).
 
+pub mod board;
 pub mod cdc;
+pub mod lint;
+pub mod regmap;
+pub mod top;
 
 use cdc::axis_async_fifo::{AxisAsyncFifo, FullPolicy, PointerCode, Visibility};
 use homa_hw::Design;
@@ -43,4 +47,16 @@ pub fn designs() -> Vec<Design> {
             ),
         ),
     ]
+}
+
+/// The Verilog of `board`'s top level, top module `homa_<board>` (e.g.
+/// `homa_u250`). The vendor modules it instantiates are not included: Vivado
+/// has them, and firmware/standins/ has stand-ins for Verilator.
+pub fn board_design(board: &board::Board, build: &regmap::BuildInfo) -> Design {
+    let name: &'static str = Box::leak(format!("homa_{}", board.name).into_boxed_str());
+    if board.hbm {
+        Design::generate(name, top::alveo::AlveoHbmTop::new(board, build))
+    } else {
+        Design::generate(name, top::alveo::AlveoDdrTop::new(board, build))
+    }
 }

@@ -1,0 +1,189 @@
+//! The board top levels: FPGA pins, the vendor blocks (`vendor`), and our
+//! logic (`board_logic`). Two families with different extra pins:
+//!
+//! - HBM parts (U50, U55C, U280): `hbm_cattrip` must be driven, never floated;
+//!   HBM is unused, so it is driven low (ONS and CD do the same, BOARDS.md §1.5).
+//! - U200/U250: the QSFP's sideband reaches the FPGA; the module is taken out
+//!   of reset and low-power mode and selected (BOARDS.md §1.3).
+//!
+//! Until the PCIe TLP interface exists (issue 10 item 1) the hard block's
+//! user-side streams are tied off here: requests are taken and dropped, no
+//! completion is ever sent. Such a bitstream must not go on a card in a host:
+//! the host's first BAR read would time out.
+
+use rust_hdl::prelude::*;
+
+use crate::board::Board;
+use crate::regmap::BuildInfo;
+use crate::top::board_logic::BoardLogic;
+use crate::top::vendor::{CmacBlock, ConfigAccess, InitClock, PcieBlock};
+
+macro_rules! alveo_top {
+    ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident = $value:tt),* }) => {
+        $(#[$doc])*
+        #[derive(LogicBlock)]
+        pub struct $name {
+            pub pcie_refclk_p: Signal<In, Clock>,
+            pub pcie_refclk_n: Signal<In, Clock>,
+            pub pcie_perst_n: Signal<In, bool>,
+            pub pci_exp_rxp: Signal<In, Bits<16>>,
+            pub pci_exp_rxn: Signal<In, Bits<16>>,
+            pub pci_exp_txp: Signal<Out, Bits<16>>,
+            pub pci_exp_txn: Signal<Out, Bits<16>>,
+            pub sysclk_p: Signal<In, Clock>,
+            pub sysclk_n: Signal<In, Clock>,
+            pub qsfp0_refclk_p: Signal<In, Clock>,
+            pub qsfp0_refclk_n: Signal<In, Clock>,
+            pub qsfp0_rxp: Signal<In, Bits<4>>,
+            pub qsfp0_rxn: Signal<In, Bits<4>>,
+            pub qsfp0_txp: Signal<Out, Bits<4>>,
+            pub qsfp0_txn: Signal<Out, Bits<4>>,
+            $($(#[$fdoc])* pub $field: Signal<Out, bool>,)*
+            pcie: PcieBlock,
+            cmac: CmacBlock,
+            init: InitClock,
+            cfg_access: ConfigAccess,
+            shell: BoardLogic,
+        }
+
+        impl $name {
+            pub fn new(board: &Board, build: &BuildInfo) -> Self {
+                Self {
+                    pcie_refclk_p: Default::default(),
+                    pcie_refclk_n: Default::default(),
+                    pcie_perst_n: Default::default(),
+                    pci_exp_rxp: Default::default(),
+                    pci_exp_rxn: Default::default(),
+                    pci_exp_txp: Default::default(),
+                    pci_exp_txn: Default::default(),
+                    sysclk_p: Default::default(),
+                    sysclk_n: Default::default(),
+                    qsfp0_refclk_p: Default::default(),
+                    qsfp0_refclk_n: Default::default(),
+                    qsfp0_rxp: Default::default(),
+                    qsfp0_rxn: Default::default(),
+                    qsfp0_txp: Default::default(),
+                    qsfp0_txn: Default::default(),
+                    $($field: Default::default(),)*
+                    pcie: Default::default(),
+                    cmac: Default::default(),
+                    init: InitClock::new(board),
+                    cfg_access: Default::default(),
+                    shell: BoardLogic::new(board.name, board.part, build),
+                }
+            }
+        }
+
+        impl Logic for $name {
+            #[hdl_gen]
+            fn update(&mut self) {
+                // ---- PCIe: pins, then the user side tied off (no TLP interface yet) ----
+                self.pcie.refclk_p.next = self.pcie_refclk_p.val();
+                self.pcie.refclk_n.next = self.pcie_refclk_n.val();
+                self.pcie.perst_n.next = self.pcie_perst_n.val();
+                self.pcie.rxp.next = self.pci_exp_rxp.val();
+                self.pcie.rxn.next = self.pci_exp_rxn.val();
+                self.pci_exp_txp.next = self.pcie.txp.val();
+                self.pci_exp_txn.next = self.pcie.txn.val();
+                self.pcie.rq_tdata.next = 0.into();
+                self.pcie.rq_tkeep.next = 0.into();
+                self.pcie.rq_tlast.next = false;
+                self.pcie.rq_tuser.next = 0.into();
+                self.pcie.rq_tvalid.next = false;
+                self.pcie.rc_tready.next = true;
+                self.pcie.cq_tready.next = true;
+                self.pcie.cc_tdata.next = 0.into();
+                self.pcie.cc_tkeep.next = 0.into();
+                self.pcie.cc_tlast.next = false;
+                self.pcie.cc_tuser.next = 0.into();
+                self.pcie.cc_tvalid.next = false;
+                self.pcie.cq_np_req.next = 3.into();
+
+                // ---- clocks ----
+                self.init.clk_p.next = self.sysclk_p.val();
+                self.init.clk_n.next = self.sysclk_n.val();
+                self.shell.core_clock.next = self.pcie.user_clk.val();
+                self.shell.core_reset_req.next = self.pcie.user_reset.val();
+                self.shell.mac_clock.next = self.cmac.usr_clk.val();
+                self.shell.mac_reset_req.next =
+                    self.cmac.usr_rx_reset.val() | self.cmac.usr_tx_reset.val();
+                self.shell.init_clock.next = self.init.clk_125.val();
+                self.shell.init_locked.next = self.init.locked.val();
+
+                // ---- CSR and DMA: from and to the TLP interface, when it exists ----
+                self.shell.csr_addr.next = 0.into();
+                self.shell.csr_wr_data.next = 0.into();
+                self.shell.csr_wr_en.next = false;
+                self.shell.csr_rd_en.next = false;
+                self.shell.dma_rd_req_ready.next = false;
+                self.shell.dma_rd_rsp_valid.next = false;
+                self.shell.dma_rd_rsp_data.next = 0.into();
+                self.shell.dma_rd_rsp_tag.next = 0.into();
+                self.shell.dma_rd_rsp_last.next = false;
+                self.shell.dma_rd_rsp_error.next = false;
+                self.shell.dma_wr_ready.next = false;
+
+                // ---- MAC ----
+                self.cmac.refclk_p.next = self.qsfp0_refclk_p.val();
+                self.cmac.refclk_n.next = self.qsfp0_refclk_n.val();
+                self.cmac.rxp.next = self.qsfp0_rxp.val();
+                self.cmac.rxn.next = self.qsfp0_rxn.val();
+                self.qsfp0_txp.next = self.cmac.txp.val();
+                self.qsfp0_txn.next = self.cmac.txn.val();
+                self.cmac.init_clk.next = self.init.clk_125.val();
+                self.cmac.sys_reset.next = self.shell.cmac_sys_reset.val();
+                self.shell.mac_rx_tdata.next = self.cmac.rx_tdata.val();
+                self.shell.mac_rx_tkeep.next = self.cmac.rx_tkeep.val();
+                self.shell.mac_rx_tlast.next = self.cmac.rx_tlast.val();
+                self.shell.mac_rx_tuser.next = self.cmac.rx_tuser.val();
+                self.shell.mac_rx_tvalid.next = self.cmac.rx_tvalid.val();
+                self.cmac.tx_tdata.next = self.shell.mac_tx_tdata.val();
+                self.cmac.tx_tkeep.next = self.shell.mac_tx_tkeep.val();
+                self.cmac.tx_tlast.next = self.shell.mac_tx_tlast.val();
+                self.cmac.tx_tuser.next = self.shell.mac_tx_tuser.val();
+                self.cmac.tx_tvalid.next = self.shell.mac_tx_tvalid.val();
+                self.shell.mac_tx_tready.next = self.cmac.tx_tready.val();
+                self.shell.stat_rx_aligned.next = self.cmac.stat_rx_aligned.val();
+                self.cmac.ctl_rx_enable.next = self.shell.ctl_rx_enable.val();
+                self.cmac.ctl_tx_enable.next = self.shell.ctl_tx_enable.val();
+                self.cmac.ctl_tx_send_rfi.next = self.shell.ctl_tx_send_rfi.val();
+
+                // ---- ICAP and flash (idle: every user-driven pin tri-stated) ----
+                self.cfg_access.icap_clk.next = self.init.clk_125.val();
+                self.cfg_access.icap_csib.next = self.shell.icap_csib.val();
+                self.cfg_access.icap_rdwrb.next = self.shell.icap_rdwrb.val();
+                self.cfg_access.icap_i.next = self.shell.icap_i.val();
+                self.shell.icap_avail.next = self.cfg_access.icap_avail.val();
+                self.cfg_access.flash_clk.next = false;
+                self.cfg_access.flash_clk_ts.next = true;
+                self.cfg_access.flash_cs_n.next = true;
+                self.cfg_access.flash_cs_ts.next = true;
+                self.cfg_access.flash_dq_o.next = 0.into();
+                self.cfg_access.flash_dq_ts.next = 15.into();
+
+                // ---- the family's own pins: constants ----
+                $(self.$field.next = $value;)*
+            }
+        }
+    };
+}
+
+alveo_top!(
+    /// U50, U55C, U280.
+    AlveoHbmTop {
+        /// HBM catastrophic-temperature output: driven low (HBM unused).
+        hbm_cattrip = false
+    }
+);
+
+alveo_top!(
+    /// U200, U250.
+    AlveoDdrTop {
+        /// QSFP0 sideband, active-low reset: released.
+        qsfp0_resetl = true,
+        /// Low-power mode: off.
+        qsfp0_lpmode = false,
+        /// Module select, active low: selected.
+        qsfp0_modsell = false
+    }
+);

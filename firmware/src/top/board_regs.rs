@@ -1,0 +1,106 @@
+//! The board register block (`crate::regmap`) and the split of the CSR port
+//! between it and the core: an access with address bit 23 set is the board's,
+//! every other goes to the core. Reads answer one cycle later, as the core's
+//! do, so the CSR master sees one protocol.
+
+use rust_hdl::prelude::*;
+
+use crate::regmap::{self, BuildInfo, CONSTANT_WORDS};
+
+// The literals in `update` (RustHDL cannot use Rust constants there).
+const _: () = assert!(
+    regmap::BOARD_NAME == 0x0c && regmap::REBOOT == 0x48 && regmap::MAC_STATUS == 0x4c
+);
+
+#[derive(LogicBlock)]
+pub struct BoardRegs {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, bool>,
+    pub csr_addr: Signal<In, Bits<24>>,
+    pub csr_wr_data: Signal<In, Bits<32>>,
+    pub csr_wr_en: Signal<In, bool>,
+    pub csr_rd_en: Signal<In, bool>,
+    /// The address is the board's this cycle: keep the access from the core.
+    pub select: Signal<Out, bool>,
+    pub rd_data: Signal<Out, Bits<32>>,
+    pub rd_valid: Signal<Out, bool>,
+    /// Level, set by a write of REBOOT_MAGIC, cleared by reset only.
+    pub reboot: Signal<Out, bool>,
+    pub mac_aligned: Signal<In, bool>,
+    offset: Signal<Local, Bits<8>>,
+    data: DFF<Bits<32>>,
+    valid: DFF<bool>,
+    reboot_q: DFF<bool>,
+    words: [Constant<Bits<32>>; CONSTANT_WORDS],
+    header: [Constant<Bits<32>>; 3],
+    magic: Constant<Bits<32>>,
+}
+
+impl BoardRegs {
+    pub fn new(board: &str, part: &str, build: &BuildInfo) -> Self {
+        let words = regmap::constant_words(board, part, build);
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            csr_addr: Default::default(),
+            csr_wr_data: Default::default(),
+            csr_wr_en: Default::default(),
+            csr_rd_en: Default::default(),
+            select: Default::default(),
+            rd_data: Default::default(),
+            rd_valid: Default::default(),
+            reboot: Default::default(),
+            mac_aligned: Default::default(),
+            offset: Default::default(),
+            data: Default::default(),
+            valid: Default::default(),
+            reboot_q: Default::default(),
+            words: std::array::from_fn(|i| Constant::new(words[i].to_bits())),
+            header: [
+                Constant::new(regmap::TYPE.to_bits()),
+                Constant::new(regmap::VERSION.to_bits()),
+                Constant::new(0u32.to_bits()),
+            ],
+            magic: Constant::new(regmap::REBOOT_MAGIC.to_bits()),
+        }
+    }
+}
+
+impl Logic for BoardRegs {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, data, valid, reboot_q);
+        // The block spans 256 bytes at BASE; the whole upper half decodes to it.
+        self.select.next = self.csr_addr.val().get_bit(23);
+        self.offset.next = self.csr_addr.val().get_bits::<8>(0);
+        self.data.d.next = 0.into();
+        for i in 0..3 {
+            if self.offset.val().index() == 4 * i {
+                self.data.d.next = self.header[i].val();
+            }
+        }
+        for i in 0..CONSTANT_WORDS {
+            if self.offset.val().index() == 0x0c + 4 * i {
+                self.data.d.next = self.words[i].val();
+            }
+        }
+        if self.offset.val().index() == 0x4c {
+            self.data.d.next = bit_cast::<32, 1>(self.mac_aligned.val().into());
+        }
+        self.valid.d.next = self.csr_rd_en.val() & self.select.val();
+        if self.csr_wr_en.val()
+            & self.select.val()
+            & (self.offset.val().index() == 0x48)
+            & (self.csr_wr_data.val() == self.magic.val())
+        {
+            self.reboot_q.d.next = true;
+        }
+        if self.reset.val() {
+            self.valid.d.next = false;
+            self.reboot_q.d.next = false;
+        }
+        self.rd_data.next = self.data.q.val();
+        self.rd_valid.next = self.valid.q.val();
+        self.reboot.next = self.reboot_q.q.val();
+    }
+}
