@@ -5,13 +5,13 @@
 # Both install what is missing first (`make deps`).
 
 CARGO ?= cargo
-APT_PACKAGES := verilator g++ make
+APT_PACKAGES := verilator g++ make tcl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps vfio-deps demo test vfio-test verilog lint clean
 
 deps:
-	@missing=""; for tool in verilator g++ make; do command -v $$tool >/dev/null 2>&1 || missing=1; done; \
+	@missing=""; for tool in verilator g++ make tclsh; do command -v $$tool >/dev/null 2>&1 || missing=1; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing $(APT_PACKAGES) with apt-get"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(APT_PACKAGES); \
@@ -50,6 +50,11 @@ verilog: deps
 
 lint: verilog
 	cd out/verilog && verilator --lint-only -Wall verilator.vlt homa_core.v
+
+# Every Alveo board's top level linted, every board's Vivado script through stubbed Tcl (also in `make test`).
+.PHONY: lint-boards
+lint-boards: deps
+	$(MAKE) -C firmware check
 
 clean:
 	$(CARGO) clean

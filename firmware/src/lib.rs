@@ -13,6 +13,7 @@ pub mod cdc;
 pub mod lint;
 pub mod regmap;
 pub mod top;
+pub mod vivado;
 
 use cdc::axis_async_fifo::{AxisAsyncFifo, FullPolicy, PointerCode, Visibility};
 use homa_hw::Design;
