@@ -135,3 +135,47 @@ fn iprog_sends_the_ug570_sequence_once_when_the_icap_is_available() {
     // The bus order reverses bits within bytes: the sync word 0xAA995566.
     assert_eq!(icap_order(0xAA99_5566), 0x5599_AA66);
 }
+
+fn tick_both(uut: &mut homa_firmware::top::reset_bridge::ResetBridge, a: bool, b: bool) {
+    settle(uut);
+    uut.a_clock.next = a.into();
+    uut.b_clock.next = b.into();
+    settle(uut);
+    uut.a_clock.next = false.into();
+    uut.b_clock.next = false.into();
+    settle(uut);
+}
+
+#[test]
+fn a_reset_request_on_either_side_resets_both_sides_together() {
+    use homa_firmware::top::reset_bridge::ResetBridge;
+    for requester_is_a in [true, false] {
+        let mut uut = ResetBridge::default();
+        uut.connect_all();
+        // Idle: no reset anywhere once the counters ran out.
+        for _ in 0..40 {
+            tick_both(&mut uut, true, true);
+        }
+        assert!(!uut.a_reset.val() && !uut.b_reset.val());
+        // A one-cycle request on one side; clock b at 4/5 of a's rate.
+        if requester_is_a {
+            uut.a_req.next = true;
+        } else {
+            uut.b_req.next = true;
+        }
+        let (mut a_cycles, mut b_cycles, mut both) = (0, 0, 0);
+        for i in 0..100 {
+            let (ca, cb) = (true, i % 5 != 4);
+            tick_both(&mut uut, ca, cb);
+            uut.a_req.next = false;
+            uut.b_req.next = false;
+            settle(&mut uut);
+            a_cycles += uut.a_reset.val() as u32;
+            b_cycles += uut.b_reset.val() as u32;
+            both += (uut.a_reset.val() && uut.b_reset.val()) as u32;
+        }
+        assert!(a_cycles >= 31 && b_cycles >= 31, "a {a_cycles}, b {b_cycles}");
+        assert!(both >= 20, "the two resets overlap for only {both} cycles");
+        assert!(!uut.a_reset.val() && !uut.b_reset.val(), "reset never ends");
+    }
+}

@@ -25,6 +25,12 @@
 //! Frame counts never differ by more than DEPTH (every frame holds a beat), so
 //! equality of `A + 1`-bit counts is unambiguous.
 //!
+//! In `DropWhenFull` mode a frame whose last beat has `tuser` set (the MAC's
+//! "this frame is bad": FCS or other error) is rolled back too, and counted in
+//! `error_drops`: the core's RX port has no error input, so bad frames stop
+//! here. In `BackPressure` mode `tuser` passes through (to the MAC it means
+//! "spoil this frame's FCS").
+//!
 //! When the writer meets a full FIFO mid-frame it rolls the frame back and
 //! drops it whole (counted in `overflow_drops`): in `DropWhenFull` mode
 //! (the MAC's RX side, which cannot wait) at once; in `BackPressure` mode
@@ -111,6 +117,9 @@ pub struct AxisAsyncFifo<const A: usize, const P: usize> {
     pub s_axis_tready: Signal<Out, bool>,
     /// Frames dropped for want of room (writer's clock, wraps).
     pub overflow_drops: Signal<Out, Bits<32>>,
+    /// `DropWhenFull` only: frames dropped because their last beat had
+    /// `tuser` set (the MAC's "bad frame"), writer's clock, wraps.
+    pub error_drops: Signal<Out, Bits<32>>,
 
     /// The reader's clock and synchronous reset (m_axis side).
     pub m_clock: Signal<In, Clock>,
@@ -133,6 +142,7 @@ pub struct AxisAsyncFifo<const A: usize, const P: usize> {
     frame_start: DFF<Bits<P>>,
     dropping: DFF<bool>,
     drops: DFF<Bits<32>>,
+    bad: DFF<Bits<32>>,
     frames: DFF<Bits<P>>,
     /// The crossing register: `frames` encoded.
     frames_x: DFF<Bits<P>>,
@@ -200,6 +210,7 @@ impl<const A: usize, const P: usize> AxisAsyncFifo<A, P> {
             s_axis_tvalid: Default::default(),
             s_axis_tready: Default::default(),
             overflow_drops: Default::default(),
+            error_drops: Default::default(),
             m_clock: Default::default(),
             m_reset: Default::default(),
             m_axis_tdata: Default::default(),
@@ -215,6 +226,7 @@ impl<const A: usize, const P: usize> AxisAsyncFifo<A, P> {
             frame_start: Default::default(),
             dropping: Default::default(),
             drops: Default::default(),
+            bad: Default::default(),
             frames: Default::default(),
             frames_x: Default::default(),
             frames_x_prev: Default::default(),
@@ -264,6 +276,7 @@ impl<const A: usize, const P: usize> Logic for AxisAsyncFifo<A, P> {
             frame_start,
             dropping,
             drops,
+            bad,
             frames,
             frames_x,
             frames_x_prev,
@@ -334,8 +347,14 @@ impl<const A: usize, const P: usize> Logic for AxisAsyncFifo<A, P> {
                 self.ram.write_enable.next = true;
                 self.wr.d.next = self.wr_plus1.val();
                 if self.s_axis_tlast.val() {
-                    self.frame_start.d.next = self.wr_plus1.val();
-                    self.frames_next.next = self.frames.q.val() + 1;
+                    if self.drop_when_full.val() & self.s_axis_tuser.val() {
+                        // The MAC says the frame is bad: forget it.
+                        self.wr.d.next = self.frame_start.q.val();
+                        self.bad.d.next = self.bad.q.val() + 1;
+                    } else {
+                        self.frame_start.d.next = self.wr_plus1.val();
+                        self.frames_next.next = self.frames.q.val() + 1;
+                    }
                 }
             }
         }
@@ -350,12 +369,14 @@ impl<const A: usize, const P: usize> Logic for AxisAsyncFifo<A, P> {
         self.frames.d.next = self.frames_next.val();
         self.frames_x.d.next = self.frames_next_x.val();
         self.overflow_drops.next = self.drops.q.val();
+        self.error_drops.next = self.bad.q.val();
 
         if self.reset.val() {
             self.wr.d.next = 0.into();
             self.frame_start.d.next = 0.into();
             self.dropping.d.next = false;
             self.drops.d.next = 0.into();
+            self.bad.d.next = 0.into();
             self.frames.d.next = 0.into();
             self.frames_x.d.next = 0.into();
             self.frames_x_prev.d.next = 0.into();

@@ -14,8 +14,10 @@
 //!
 //! Limits today: the CSR and DMA ports come from the PCIe TLP interface, which
 //! is not written yet (issue 10 item 1); the board tops tie them off. Frames
-//! the MAC flags bad (`rx_tuser` on the last beat) go to the core like good
-//! ones: the core's RX port has no error input yet.
+//! the MAC flags bad (`rx_tuser` on the last beat) are dropped in the RX
+//! crossing FIFO. A MAC reset (link loss) resets both FIFOs, and the core may
+//! then see a frame it was reading end without `tlast`; the core's RX path does
+//! not guard against that yet.
 
 use homa_hw::core::HomaCore;
 use homa_hw::CoreConfig;
