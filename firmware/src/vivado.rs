@@ -24,6 +24,12 @@ use std::path::{Path, PathBuf};
 use crate::board::{Board, FLASH_SIZE_MIB, USER_IMAGE_ADDRESS};
 use crate::regmap::BuildInfo;
 
+/// The PCIe function's IDs: the driver's `homa_driver::HOMA_NIC_IDS` (where
+/// they are defined and why; a test checks the two agree). The subsystem IDs
+/// are per board (`Board::pci_subsystem_id`).
+pub const PCI_VENDOR_ID: u16 = 0x1234;
+pub const PCI_DEVICE_ID: u16 = 0x484d;
+
 /// Files written into the build directory.
 pub const BUILD_TCL: &str = "build.tcl";
 pub const IP_TCL: &str = "ip.tcl";
@@ -165,8 +171,8 @@ pub fn ip_tcl(board: &Board) -> String {
         ("pf0_dev_cap_max_payload", "1024_bytes".into()),
         ("PF0_Use_Class_Code_Lookup_Assistant", "false".into()),
         ("PF0_CLASS_CODE", "020000".into()),
-        ("vendor_id", "10EE".into()),
-        ("PF0_DEVICE_ID", "9038".into()),
+        ("vendor_id", format!("{PCI_VENDOR_ID:04X}")),
+        ("PF0_DEVICE_ID", format!("{PCI_DEVICE_ID:04X}")),
         ("PF0_SUBSYSTEM_VENDOR_ID", "10EE".into()),
         ("PF0_SUBSYSTEM_ID", format!("{:04X}", board.pci_subsystem_id)),
         ("pf0_bar0_64bit", "true".into()),

@@ -83,3 +83,12 @@ fn a_missing_file_or_a_flash_image_in_the_golden_region_fails() {
     let e = broken("build.tcl", |t| t.replace("route_design\n", ""));
     assert!(e.contains("before route_design"), "{e}");
 }
+
+#[test]
+fn the_pcie_ids_are_the_ones_the_driver_looks_for() {
+    let id = homa_driver::HOMA_NIC_IDS[0];
+    assert_eq!((vivado::PCI_VENDOR_ID, vivado::PCI_DEVICE_ID), (id.vendor, id.device));
+    let tcl = vivado::ip_tcl(&board("u50").unwrap());
+    assert!(tcl.contains(&format!("CONFIG.vendor_id {{{:04X}}}", id.vendor)), "{tcl}");
+    assert!(tcl.contains(&format!("CONFIG.PF0_DEVICE_ID {{{:04X}}}", id.device)), "{tcl}");
+}
