@@ -19,6 +19,7 @@ pub mod axis;
 pub mod cable;
 pub mod card;
 pub mod csr;
+pub mod flash_chip;
 pub mod host_memory;
 pub mod network;
 pub mod pcie;
