@@ -28,6 +28,12 @@ pub const REBOOT: u32 = 0x48;
 pub const REBOOT_MAGIC: u32 = 0x4950_524f; // "IPRO"
 /// Bit 0: the MAC's receiver is aligned.
 pub const MAC_STATUS: u32 = 0x4c;
+/// The configuration flash's SPI port (`homa_firmware::top::flash_spi`):
+/// bit 0 selects the chip, bit 1 gives the pins to the card. RW.
+pub const FLASH_CONTROL: u32 = 0x50;
+/// Write: shift a byte out (bits 7:0). Read: the byte shifted in (7:0), busy (bit 8).
+pub const FLASH_DATA: u32 = 0x54;
+pub const FLASH_BUSY: u32 = 1 << 8;
 /// Registers holding constants, from BOARD_NAME to GIT_DIRTY.
 pub const CONSTANT_WORDS: usize = 1 + PART_WORDS + 2 + GIT_COMMIT_WORDS + 1;
 

@@ -283,6 +283,21 @@ impl FlashChip {
         }
     }
 
+    /// The byte the chip shifts out during the next [`FlashChip::transfer`]
+    /// (it never depends on the byte shifted in at the same time): for a
+    /// bit-level adapter, which must drive DQ1 before the byte's first edge.
+    pub fn output_next(&mut self) -> u8 {
+        self.settle();
+        match &self.phase {
+            Phase::Read { addr } => self.peek(*addr),
+            Phase::Status => self.status(),
+            Phase::FlagStatus => self.flag_status(),
+            Phase::Id { index } => JEDEC_ID.get(*index).copied().unwrap_or(0x00),
+            Phase::ExtAddrRead => self.ext_addr,
+            _ => 0xFF,
+        }
+    }
+
     /// Chip select high: a program or erase armed in this transaction starts.
     pub fn deselect(&mut self) {
         self.settle();

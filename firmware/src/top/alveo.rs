@@ -148,18 +148,19 @@ macro_rules! alveo_top {
                 self.cmac.ctl_tx_enable.next = self.shell.ctl_tx_enable.val();
                 self.cmac.ctl_tx_send_rfi.next = self.shell.ctl_tx_send_rfi.val();
 
-                // ---- ICAP and flash (idle: every user-driven pin tri-stated) ----
+                // ---- ICAP and flash (the flash pins tri-stated until FLASH_CONTROL bit 1) ----
                 self.cfg_access.icap_clk.next = self.init.clk_125.val();
                 self.cfg_access.icap_csib.next = self.shell.icap_csib.val();
                 self.cfg_access.icap_rdwrb.next = self.shell.icap_rdwrb.val();
                 self.cfg_access.icap_i.next = self.shell.icap_i.val();
                 self.shell.icap_avail.next = self.cfg_access.icap_avail.val();
-                self.cfg_access.flash_clk.next = false;
-                self.cfg_access.flash_clk_ts.next = true;
-                self.cfg_access.flash_cs_n.next = true;
-                self.cfg_access.flash_cs_ts.next = true;
-                self.cfg_access.flash_dq_o.next = 0.into();
-                self.cfg_access.flash_dq_ts.next = 15.into();
+                self.cfg_access.flash_clk.next = self.shell.flash_sck.val();
+                self.cfg_access.flash_clk_ts.next = self.shell.flash_sck_ts.val();
+                self.cfg_access.flash_cs_n.next = self.shell.flash_cs_n.val();
+                self.cfg_access.flash_cs_ts.next = self.shell.flash_cs_ts.val();
+                self.cfg_access.flash_dq_o.next = self.shell.flash_dq_o.val();
+                self.cfg_access.flash_dq_ts.next = self.shell.flash_dq_ts.val();
+                self.shell.flash_dq_i.next = self.cfg_access.flash_dq_i.val();
 
                 // ---- the family's own pins: constants ----
                 $(self.$field.next = $value;)*

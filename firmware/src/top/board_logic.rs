@@ -93,6 +93,15 @@ pub struct BoardLogic {
     pub icap_rdwrb: Signal<Out, bool>,
     pub icap_i: Signal<Out, Bits<32>>,
 
+    /// The configuration flash's pins, to STARTUPE3.
+    pub flash_sck: Signal<Out, bool>,
+    pub flash_sck_ts: Signal<Out, bool>,
+    pub flash_cs_n: Signal<Out, bool>,
+    pub flash_cs_ts: Signal<Out, bool>,
+    pub flash_dq_o: Signal<Out, Bits<4>>,
+    pub flash_dq_ts: Signal<Out, Bits<4>>,
+    pub flash_dq_i: Signal<In, Bits<4>>,
+
     core: HomaCore,
     regs: BoardRegs,
     rx_fifo: AxisAsyncFifo<FIFO_ADDR_BITS, { FIFO_ADDR_BITS + 1 }>,
@@ -156,6 +165,13 @@ impl BoardLogic {
             icap_csib: Default::default(),
             icap_rdwrb: Default::default(),
             icap_i: Default::default(),
+            flash_sck: Default::default(),
+            flash_sck_ts: Default::default(),
+            flash_cs_n: Default::default(),
+            flash_cs_ts: Default::default(),
+            flash_dq_o: Default::default(),
+            flash_dq_ts: Default::default(),
+            flash_dq_i: Default::default(),
             core: HomaCore::new(&CoreConfig::default()),
             regs: BoardRegs::new(board, part, build),
             rx_fifo: AxisAsyncFifo::new(PointerCode::Gray, FullPolicy::DropWhenFull),
@@ -194,6 +210,13 @@ impl Logic for BoardLogic {
         self.regs.csr_wr_en.next = self.csr_wr_en.val();
         self.regs.csr_rd_en.next = self.csr_rd_en.val();
         self.regs.mac_aligned.next = self.aligned_sync2.q.val();
+        self.regs.flash_dq_i.next = self.flash_dq_i.val();
+        self.flash_sck.next = self.regs.flash_sck.val();
+        self.flash_sck_ts.next = self.regs.flash_sck_ts.val();
+        self.flash_cs_n.next = self.regs.flash_cs_n.val();
+        self.flash_cs_ts.next = self.regs.flash_cs_ts.val();
+        self.flash_dq_o.next = self.regs.flash_dq_o.val();
+        self.flash_dq_ts.next = self.regs.flash_dq_ts.val();
         self.core.csr_addr.next = self.csr_addr.val();
         self.core.csr_wr_data.next = self.csr_wr_data.val();
         self.core.csr_wr_en.next = self.csr_wr_en.val() & !self.regs.select.val();

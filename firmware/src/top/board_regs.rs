@@ -6,10 +6,15 @@
 use rust_hdl::prelude::*;
 
 use crate::regmap::{self, BuildInfo, CONSTANT_WORDS};
+use crate::top::flash_spi::FlashSpi;
 
 // The literals in `update` (RustHDL cannot use Rust constants there).
 const _: () = assert!(
-    regmap::BOARD_NAME == 0x0c && regmap::REBOOT == 0x48 && regmap::MAC_STATUS == 0x4c
+    regmap::BOARD_NAME == 0x0c
+        && regmap::REBOOT == 0x48
+        && regmap::MAC_STATUS == 0x4c
+        && regmap::FLASH_CONTROL == 0x50
+        && regmap::FLASH_DATA == 0x54
 );
 
 #[derive(LogicBlock)]
@@ -27,6 +32,15 @@ pub struct BoardRegs {
     /// Level, set by a write of REBOOT_MAGIC, cleared by reset only.
     pub reboot: Signal<Out, bool>,
     pub mac_aligned: Signal<In, bool>,
+    /// The flash's SPI pins, to STARTUPE3 (`FlashSpi`).
+    pub flash_sck: Signal<Out, bool>,
+    pub flash_sck_ts: Signal<Out, bool>,
+    pub flash_cs_n: Signal<Out, bool>,
+    pub flash_cs_ts: Signal<Out, bool>,
+    pub flash_dq_o: Signal<Out, Bits<4>>,
+    pub flash_dq_ts: Signal<Out, Bits<4>>,
+    pub flash_dq_i: Signal<In, Bits<4>>,
+    flash: FlashSpi,
     offset: Signal<Local, Bits<8>>,
     data: DFF<Bits<32>>,
     valid: DFF<bool>,
@@ -51,6 +65,14 @@ impl BoardRegs {
             rd_valid: Default::default(),
             reboot: Default::default(),
             mac_aligned: Default::default(),
+            flash_sck: Default::default(),
+            flash_sck_ts: Default::default(),
+            flash_cs_n: Default::default(),
+            flash_cs_ts: Default::default(),
+            flash_dq_o: Default::default(),
+            flash_dq_ts: Default::default(),
+            flash_dq_i: Default::default(),
+            flash: Default::default(),
             offset: Default::default(),
             data: Default::default(),
             valid: Default::default(),
@@ -87,6 +109,26 @@ impl Logic for BoardRegs {
         if self.offset.val().index() == 0x4c {
             self.data.d.next = bit_cast::<32, 1>(self.mac_aligned.val().into());
         }
+        if self.offset.val().index() == 0x50 {
+            self.data.d.next = self.flash.control.val();
+        }
+        if self.offset.val().index() == 0x54 {
+            self.data.d.next = self.flash.data.val();
+        }
+        self.flash.clock.next = self.clock.val();
+        self.flash.reset.next = self.reset.val();
+        self.flash.wr_data.next = self.csr_wr_data.val();
+        self.flash.control_wr.next =
+            self.csr_wr_en.val() & self.select.val() & (self.offset.val().index() == 0x50);
+        self.flash.data_wr.next =
+            self.csr_wr_en.val() & self.select.val() & (self.offset.val().index() == 0x54);
+        self.flash.dq_i.next = self.flash_dq_i.val();
+        self.flash_sck.next = self.flash.sck.val();
+        self.flash_sck_ts.next = self.flash.sck_ts.val();
+        self.flash_cs_n.next = self.flash.cs_n.val();
+        self.flash_cs_ts.next = self.flash.cs_ts.val();
+        self.flash_dq_o.next = self.flash.dq_o.val();
+        self.flash_dq_ts.next = self.flash.dq_ts.val();
         self.valid.d.next = self.csr_rd_en.val() & self.select.val();
         if self.csr_wr_en.val()
             & self.select.val()

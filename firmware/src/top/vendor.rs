@@ -224,8 +224,8 @@ BUFG clk_125_buf (.I(clk_out0), .O(clk_125));
 ));
 
 /// STARTUPE3 (the configuration flash's pins after configuration) and ICAPE3
-/// (reconfiguration). The flash side is idle (every user-driven pin
-/// tri-stated) until the flash register block drives it.
+/// (reconfiguration). The flash pins are driven by `flash_spi` once the
+/// driver sets FLASH_CONTROL bit 1; until then every user-side driver is off.
 #[derive(LogicBlock, Default)]
 pub struct ConfigAccess {
     pub icap_clk: Signal<In, Clock>,
