@@ -127,6 +127,11 @@ impl Card {
         self.tx_stall_state = seed;
     }
 
+    /// Clocks the core the reference way (see `Sim::set_reference_edges`).
+    pub fn set_reference_edges(&mut self, on: bool) {
+        self.core.set_reference_edges(on);
+    }
+
     /// Queues a frame for the RX port; it enters after those queued before.
     pub fn receive(&mut self, frame: &[u8]) {
         self.rx_beats.extend(frame_to_beats(frame, 0));

@@ -55,8 +55,21 @@ pub const CLOCK_PERIOD_PS: u64 = 4000;
 /// What every generated model offers; implemented in the generated bindings.
 pub trait Model {
     fn new() -> Self;
-    /// Evaluates the model after inputs changed.
+    /// Evaluates the model (always: Verilator's `eval()`).
     fn eval(&mut self);
+    /// Evaluates the model if an input changed since the last evaluation
+    /// (the setters keep track); otherwise it is settled already.
+    fn settle(&mut self);
+    /// One rising edge of the clock, which is high between edges: settles
+    /// pending input changes, then clocks the registers. See `fast_edge`.
+    fn rise(&mut self);
+    /// Whether [`Model::rise`] skips Verilator's input-combinational region
+    /// (build.rs found the generated `eval()` laid out as it expects). If
+    /// not, a rise is "clock low, eval, clock high, eval".
+    fn fast_edge() -> bool;
+    /// Lowers the clock input for a waveform's low phase without marking an
+    /// input changed (the next [`Model::rise`] raises it again).
+    fn show_clock_low(&mut self);
     fn set_clock(&mut self, v: bool);
     /// Starts a VCD trace: 0 on success.
     fn trace_open(&mut self, path: &std::ffi::CStr) -> i32;
@@ -84,6 +97,8 @@ pub struct Sim<M: Model> {
     model: M,
     cycle: u64,
     trace: Option<Trace>,
+    /// Clock every edge the reference way (see [`Sim::set_reference_edges`]).
+    reference_edges: bool,
 }
 
 struct Trace {
@@ -101,6 +116,7 @@ impl<M: Model> Sim<M> {
             model: M::new(),
             cycle: 0,
             trace: None,
+            reference_edges: false,
         };
         sim.model.set_clock(false);
         sim.model.eval();
@@ -156,30 +172,52 @@ impl<M: Model> Sim<M> {
         self.trace.as_ref().map(|t| t.path.as_path())
     }
 
-    /// Settles combinational logic after inputs changed, without a clock edge.
+    /// Settles combinational logic after inputs changed, without a clock
+    /// edge (nothing to do when no input changed since the last evaluation).
     pub fn eval(&mut self) {
-        self.model.eval();
+        self.model.settle();
+    }
+
+    /// Clocks every edge as "clock low, eval, clock high, eval", Verilator's
+    /// plain way, instead of [`Model::rise`]'s fast path: for tests that
+    /// check the fast path gives the same simulation.
+    pub fn set_reference_edges(&mut self, on: bool) {
+        self.reference_edges = on;
     }
 
     /// One clock cycle: a rising edge (registers take the inputs set since the
     /// last tick), then the falling edge. Outputs read afterwards are those of
-    /// the new cycle.
+    /// the new cycle. The clock stays high between ticks.
     pub fn tick(&mut self) {
         let t = self.cycle * CLOCK_PERIOD_PS;
-        // The falling edge and the inputs set since the last tick settle
-        // together (registers only act on rising edges); then the rising edge.
-        // The clock stays high between ticks.
-        self.model.set_clock(false);
-        self.model.eval();
-        if self.trace.is_some() {
-            self.model.trace_dump(t);
-        }
-        self.model.set_clock(true);
-        self.model.eval();
-        if self.trace.is_some() {
-            self.model.trace_dump(t + CLOCK_PERIOD_PS / 2);
-        }
         self.cycle += 1;
+        if self.reference_edges || !M::fast_edge() {
+            // The falling edge and the inputs set since the last tick settle
+            // together (registers only act on rising edges); then the rising
+            // edge.
+            self.model.set_clock(false);
+            self.model.eval();
+            if self.trace.is_some() {
+                self.model.trace_dump(t);
+            }
+            self.model.set_clock(true);
+            self.model.eval();
+            if self.trace.is_some() {
+                self.model.trace_dump(t + CLOCK_PERIOD_PS / 2);
+            }
+            return;
+        }
+        if self.trace.is_some() {
+            // The low phase: the inputs settled, the clock shown low (the
+            // falling edge moves nothing in these designs).
+            self.model.settle();
+            self.model.show_clock_low();
+            self.model.trace_dump(t);
+            self.model.rise();
+            self.model.trace_dump(t + CLOCK_PERIOD_PS / 2);
+        } else {
+            self.model.rise();
+        }
     }
 
     /// Clock cycles since the model was created.
