@@ -280,11 +280,24 @@ impl HostMemory {
         strobe: u64,
     ) -> Result<(), DmaFault> {
         self.check_beat(iova, strobe)?;
-        for (lane, &byte) in data.iter().enumerate() {
-            if strobe >> lane & 1 == 1 {
-                let (page, at) = page_of(iova + lane as u64);
-                self.page_mut(page)[at] = byte;
+        if strobe == 0 {
+            return Ok(());
+        }
+        // The enabled span, page by page (a beat spans two at most): one
+        // page lookup per piece, not per byte.
+        let first = strobe.trailing_zeros() as usize;
+        let end = 64 - strobe.leading_zeros() as usize;
+        let mut lane = first;
+        while lane < end {
+            let (page, at) = page_of(iova + lane as u64);
+            let n = (end - lane).min(PAGE_BYTES - at);
+            let dst = &mut self.page_mut(page)[at..at + n];
+            for (i, d) in dst.iter_mut().enumerate() {
+                if strobe >> (lane + i) & 1 == 1 {
+                    *d = data[lane + i];
+                }
             }
+            lane += n;
         }
         Ok(())
     }
