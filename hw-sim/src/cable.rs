@@ -41,6 +41,12 @@ impl Cable {
         }
     }
 
+    /// Propagation plus PHY delay, in cycles: a frame sent in cycle `t`
+    /// arrives in cycle `t + delay_cycles + 1` at the earliest.
+    pub fn delay_cycles(&self) -> u64 {
+        self.delay_cycles
+    }
+
     /// Puts a frame on lane `dir` (0: A to B, 1: B to A), sent at cycle `now`.
     pub fn send(&mut self, dir: usize, now: u64, frame: Vec<u8>) {
         let lane = &mut self.lanes[dir];

@@ -21,7 +21,9 @@
 //! - Two cards: one [`Cable`] between them. More: each card has a cable to a
 //!   store-and-forward switch port; the switch learns source MACs and floods
 //!   frames for unknown destinations (there is no ARP yet: hosts learn their
-//!   peers' MACs out of band). Priority queues, loss and reordering belong to
+//!   peers' MACs out of band). It learns a source MAC when the frame comes
+//!   in (not when the card sends it), which is also what lets threaded runs
+//!   know every forwarding decision of an epoch in advance. Priority queues, loss and reordering belong to
 //!   the testbench's network model, not here.
 //! - Capture: frames are written as they leave a card, once each, stamped
 //!   with the cycle their last beat left times 4 ns (250 MHz).
@@ -55,6 +57,9 @@ use crate::CLOCK_PERIOD_PS;
 pub const DEFAULT_LINK_GBPS: u64 = 100;
 /// Cycles of cable, PHY and switch latency per hop (1 us at 250 MHz).
 pub const DEFAULT_LINK_DELAY_CYCLES: u64 = 250;
+/// Runs shorter than this stay on one thread even when more are allowed:
+/// starting the threads costs about as much as stepping the cards that long.
+pub const MIN_THREADED_CYCLES: u64 = 64;
 /// Cycles between polls of a UDP wire's socket (a system call each): 64 ns
 /// of simulated latency at most, against a few us of wall time per poll.
 pub const UDP_POLL_CYCLES: u64 = 16;
@@ -86,6 +91,8 @@ enum Links {
     },
     /// One card, its port a UDP socket pair.
     Udp(UdpWire),
+    /// One card cabled to itself: lane 0 carries what it sends back to it.
+    Loopback(Cable),
 }
 
 /// Cards on a network, clocked together.
@@ -103,6 +110,8 @@ pub struct SimNetwork {
     /// The last cycle a frame left a card or came in from a UDP wire (the
     /// CLI sleeps when this is long past).
     last_frame_cycle: u64,
+    /// Threads [`SimNetwork::run`] may step the cards on (1: this one).
+    threads: usize,
 }
 
 impl SimNetwork {
@@ -181,6 +190,7 @@ impl SimNetwork {
             frames: 0,
             log: None,
             last_frame_cycle: 0,
+            threads: 1,
         }
     }
 
@@ -195,7 +205,20 @@ impl SimNetwork {
             frames: 0,
             log: None,
             last_frame_cycle: 0,
+            threads: 1,
         }
+    }
+
+    /// One card (without waveform) whose port is cabled to itself (default
+    /// rate and delay): what it sends, it receives. One card can then be
+    /// both client and server, and busy in both directions (benchmarks).
+    pub fn loopback(name: &str, pcie: PcieConfig) -> SimNetwork {
+        let mut network = Self::untraced(name, 1, pcie);
+        network.links = Links::Loopback(Cable::new(
+            DEFAULT_LINK_GBPS,
+            DEFAULT_LINK_DELAY_CYCLES,
+        ));
+        network
     }
 
     /// The UDP wire's counters, for a network made by [`SimNetwork::on_udp_wire`].
@@ -223,6 +246,29 @@ impl SimNetwork {
                 false
             }),
             _ => false,
+        }
+    }
+
+    /// Lets [`SimNetwork::run`] step the cards on up to `threads` threads
+    /// (1, the default: all on the caller's). The simulation is the same
+    /// either way, frame for frame and cycle for cycle; see `run_epoch`.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+    }
+
+    /// Cycles the cards may run apart: no frame sent in cycle `t` reaches
+    /// another card before cycle `t + lookahead + 1`. `None` where cards
+    /// cannot run apart (one card, a UDP wire).
+    fn lookahead(&self) -> Option<u64> {
+        match &self.links {
+            Links::Cable(cable) if self.cards.len() == 2 => Some(cable.delay_cycles()),
+            // Two cables on the way, each at least its delay plus a cycle.
+            Links::Switch { cables, .. } => cables
+                .iter()
+                .map(Cable::delay_cycles)
+                .min()
+                .map(|d| 2 * d + 1),
+            _ => None,
         }
     }
 
@@ -299,10 +345,90 @@ impl SimNetwork {
         self.step_except(None);
     }
 
-    /// Runs `cycles` cycles of the whole network.
-    pub fn run(&mut self, cycles: u64) {
+    /// Runs `cycles` cycles of the whole network: on the caller's thread,
+    /// or in epochs on several (see [`SimNetwork::set_threads`]) when the
+    /// run is long enough to pay for them.
+    pub fn run(&mut self, mut cycles: u64) {
+        if self.threads > 1 && cycles >= MIN_THREADED_CYCLES {
+            if let Some(lookahead) = self.lookahead().filter(|&l| l > 0) {
+                while cycles > 0 {
+                    let epoch = cycles.min(lookahead);
+                    self.run_epoch(epoch);
+                    cycles -= epoch;
+                }
+                return;
+            }
+        }
         for _ in 0..cycles {
             self.step_except(None);
+        }
+    }
+
+    /// `cycles` cycles (at most the lookahead) with the cards stepped on
+    /// separate threads, the same simulation as `cycles` calls of `step`.
+    ///
+    /// Why it is the same: a frame that reaches a card in this epoch was
+    /// sent before it started (it spent more than the lookahead on the
+    /// wire), so every arrival, and the switch's forwarding of it, is known
+    /// in advance; each card then runs alone with its arrivals queued at
+    /// their cycles. What the cards send is put on the wire afterwards, in
+    /// the order `step` would have: by cycle, then by card, after the
+    /// arrivals of that cycle (which only the frame log and capture see).
+    fn run_epoch(&mut self, cycles: u64) {
+        let start = self.cycle();
+        let count = self.cards.len();
+        // Arrivals of the epoch, by card, in delivery order.
+        let mut inbox: Vec<Vec<(u64, Vec<u8>)>> = vec![Vec::new(); count];
+        let mut received = Vec::new();
+        for now in start..start + cycles {
+            self.deliver_with(now, None, &mut |card, frame| {
+                received.push((now, card, frame.len()));
+                inbox[card].push((now, frame));
+            });
+        }
+        let threads = self.threads.min(count);
+        let mut sent: Vec<(u64, usize, Vec<u8>)> = Vec::new();
+        let mut inboxes: Vec<_> = inbox.into_iter().map(|v| v.into_iter().peekable()).collect();
+        std::thread::scope(|scope| {
+            let mut groups: Vec<Vec<(usize, &Arc<Mutex<Card>>, Inbox)>> =
+                (0..threads).map(|_| Vec::new()).collect();
+            for (i, (card, inbox)) in self.cards.iter().zip(inboxes.drain(..)).enumerate() {
+                groups[i % threads].push((i, card, inbox));
+            }
+            let run_group = move |group: Vec<(usize, &Arc<Mutex<Card>>, Inbox)>| {
+                let mut out = Vec::new();
+                for (i, card, mut inbox) in group {
+                    let mut card = lock(card);
+                    for now in start..start + cycles {
+                        while let Some((_, frame)) = inbox.next_if(|(at, _)| *at <= now) {
+                            card.receive(&frame);
+                        }
+                        card.step();
+                    }
+                    for f in card.take_transmitted() {
+                        out.push((f.cycle, i, f.bytes));
+                    }
+                }
+                out
+            };
+            let mut groups = groups.into_iter();
+            let mine = groups.next().unwrap();
+            let handles: Vec<_> = groups.map(|g| scope.spawn(move || run_group(g))).collect();
+            sent.extend(run_group(mine));
+            for h in handles {
+                sent.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            }
+        });
+        sent.sort_by_key(|&(cycle, card, _)| (cycle, card));
+        let mut received = received.into_iter().peekable();
+        for (cycle, card, bytes) in sent {
+            while let Some((at, to, len)) = received.next_if(|r| r.0 <= cycle) {
+                log_received(&mut self.log, to, at, len);
+            }
+            self.transmit(card, cycle, bytes);
+        }
+        for (at, to, len) in received {
+            log_received(&mut self.log, to, at, len);
         }
     }
 
@@ -352,6 +478,12 @@ impl SimNetwork {
     /// Hands every frame that has arrived by `now` to its card (except
     /// `skip`'s, which wait), forwarding through the switch.
     fn deliver(&mut self, now: u64, skip: Option<usize>) {
+        let cards = &self.cards;
+        let log = &mut self.log;
+        let mut to_card = |card: usize, frame: Vec<u8>| {
+            log_received(log, card, now, frame.len());
+            lock(&cards[card]).receive(&frame);
+        };
         match &mut self.links {
             Links::Udp(wire) => {
                 if skip == Some(0) || !now.is_multiple_of(UDP_POLL_CYCLES) {
@@ -362,26 +494,60 @@ impl SimNetwork {
                     Vec::new()
                 });
                 for frame in frames {
-                    log_received(&mut self.log, 0, now, frame.len());
                     capture(&mut self.capture, &mut self.capture_error, now, &frame);
                     self.last_frame_cycle = now;
-                    lock(&self.cards[0]).receive(&frame);
+                    to_card(0, frame);
+                }
+            }
+            links => Self::deliver_links(links, cards.len(), now, skip, &mut to_card),
+        }
+    }
+
+    /// [`SimNetwork::deliver`] for cables and the switch, each arrival
+    /// handed to `to_card(card, frame)` (serial runs hand it over at once,
+    /// threaded ones queue it); the UDP wire is not for this.
+    fn deliver_with(
+        &mut self,
+        now: u64,
+        skip: Option<usize>,
+        to_card: &mut dyn FnMut(usize, Vec<u8>),
+    ) {
+        let count = self.cards.len();
+        Self::deliver_links(&mut self.links, count, now, skip, to_card);
+    }
+
+    fn deliver_links(
+        links: &mut Links,
+        count: usize,
+        now: u64,
+        skip: Option<usize>,
+        to_card: &mut dyn FnMut(usize, Vec<u8>),
+    ) {
+        match links {
+            Links::Udp(_) => unreachable!("the UDP wire is delivered by `deliver`"),
+            Links::Loopback(cable) => {
+                if skip != Some(0) {
+                    for frame in cable.arrived(0, now) {
+                        to_card(0, frame);
+                    }
                 }
             }
             Links::Cable(cable) => {
                 for (lane, to) in [(0, 1), (1, 0)] {
-                    if to >= self.cards.len() || Some(to) == skip {
+                    if to >= count || Some(to) == skip {
                         continue;
                     }
                     for frame in cable.arrived(lane, now) {
-                        log_received(&mut self.log, to, now, frame.len());
-                        lock(&self.cards[to]).receive(&frame);
+                        to_card(to, frame);
                     }
                 }
             }
             Links::Switch { cables, macs } => {
                 for from in 0..cables.len() {
                     for frame in cables[from].arrived(0, now) {
+                        // Learned as the frame comes in, as a switch does.
+                        let src: [u8; 6] = frame[6..12].try_into().unwrap();
+                        macs.insert(src, from);
                         let dst: [u8; 6] = frame[..6].try_into().unwrap();
                         match macs.get(&dst) {
                             Some(&port) if port != from => cables[port].send(1, now, frame),
@@ -399,8 +565,7 @@ impl SimNetwork {
                         continue;
                     }
                     for frame in cable.arrived(1, now) {
-                        log_received(&mut self.log, to, now, frame.len());
-                        lock(&self.cards[to]).receive(&frame);
+                        to_card(to, frame);
                     }
                 }
             }
@@ -431,16 +596,18 @@ impl SimNetwork {
                     cable.send(from, cycle, bytes);
                 }
             }
-            Links::Switch { cables, macs } => {
+            Links::Loopback(cable) => cable.send(0, cycle, bytes),
+            Links::Switch { cables, .. } => {
                 if bytes.len() >= 12 {
-                    let src: [u8; 6] = bytes[6..12].try_into().unwrap();
-                    macs.insert(src, from);
                     cables[from].send(0, cycle, bytes);
                 }
             }
         }
     }
 }
+
+/// A card's arrivals in a threaded epoch: (cycle, frame), in delivery order.
+type Inbox = std::iter::Peekable<std::vec::IntoIter<(u64, Vec<u8>)>>;
 
 /// Where a capture goes: a file, buffered or not.
 type CaptureFile = Box<dyn Write + Send>;
