@@ -1,6 +1,9 @@
-//! A network whose cards run on two threads (`SimNetwork::set_threads`) is
-//! the same simulation as the serial one: the same frames at the same
-//! cycles in the capture, the same frame log, the same messages delivered.
+//! The simulator's shortcuts change nothing: a network whose cards run on
+//! two threads (`SimNetwork::set_threads`), and one whose cards are clocked
+//! Verilator's plain way (`Card::set_reference_edges`: every edge evaluated
+//! in full, no input-change tracking), is the same simulation as the serial,
+//! fast-edged one: the same frames at the same cycles in the capture, the
+//! same frame log, the same messages delivered at the same cycles.
 
 use std::net::Ipv4Addr;
 use std::path::Path;
@@ -24,9 +27,15 @@ struct Run {
 
 /// `count` cards, card `i`'s client sending RPCs of mixed sizes to the
 /// server on card `(i + 1) % count`, captured into `pcap`.
-fn run(count: usize, threads: usize, pcap: &Path) -> Run {
+fn run(count: usize, threads: usize, reference_edges: bool, pcap: &Path) -> Run {
     let mut net = SimNetwork::untraced("threads", count, Default::default());
     net.set_threads(threads);
+    for i in 0..count {
+        net.card(i)
+            .lock()
+            .unwrap()
+            .set_reference_edges(reference_edges);
+    }
     let network = Arc::new(Mutex::new(net));
     let nics: Vec<Nic> = (0..count)
         .map(|i| {
@@ -90,8 +99,8 @@ fn run(count: usize, threads: usize, pcap: &Path) -> Run {
 
 fn serial_and_threaded_agree(count: usize) {
     let dir = tempfile::tempdir().unwrap();
-    let serial = run(count, 1, &dir.path().join("serial.pcap"));
-    let threaded = run(count, 2, &dir.path().join("threaded.pcap"));
+    let serial = run(count, 1, false, &dir.path().join("serial.pcap"));
+    let threaded = run(count, 2, false, &dir.path().join("threaded.pcap"));
     // Every RPC crossed the network: 4 per client, both ways.
     assert!(serial.log.iter().filter(|e| !e.received).count() >= 8 * count);
     assert_eq!(
@@ -115,4 +124,14 @@ fn two_cards_on_a_cable_run_the_same_on_two_threads() {
 #[test]
 fn four_cards_on_the_switch_run_the_same_on_two_threads() {
     serial_and_threaded_agree(4);
+}
+
+#[test]
+fn fast_edges_run_the_same_as_verilators_plain_evaluation() {
+    let dir = tempfile::tempdir().unwrap();
+    let fast = run(2, 1, false, &dir.path().join("fast.pcap"));
+    let reference = run(2, 1, true, &dir.path().join("reference.pcap"));
+    assert_eq!(fast.log, reference.log, "frame logs differ");
+    assert!(fast.capture == reference.capture, "the captures differ");
+    assert_eq!(fast.responses, reference.responses);
 }

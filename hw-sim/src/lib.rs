@@ -175,11 +175,16 @@ impl<M: Model> Sim<M> {
     /// Settles combinational logic after inputs changed, without a clock
     /// edge (nothing to do when no input changed since the last evaluation).
     pub fn eval(&mut self) {
-        self.model.settle();
+        if self.reference_edges {
+            self.model.eval();
+        } else {
+            self.model.settle();
+        }
     }
 
     /// Clocks every edge as "clock low, eval, clock high, eval", Verilator's
-    /// plain way, instead of [`Model::rise`]'s fast path: for tests that
+    /// plain way, instead of [`Model::rise`]'s fast path, and evaluates on
+    /// every [`Sim::eval`] whether or not an input changed: for tests that
     /// check the fast path gives the same simulation.
     pub fn set_reference_edges(&mut self, on: bool) {
         self.reference_edges = on;
