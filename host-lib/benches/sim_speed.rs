@@ -1,18 +1,20 @@
 //! How fast the simulator runs the card: simulated clock cycles per wall
 //! second (and per CPU second of this process, which other load on the
 //! machine disturbs less), in release, for
-//!   - one card idle (set up, nothing to do),
-//!   - one card at full load (cabled to itself, a client and an echo server
-//!     on it, 40 KB RPCs 4 at a time: TX and RX DMA and both directions of
-//!     the port busy),
-//!   - the two-card demo network (`homa-nic demo`'s echo: sizes 1 B to 40 KB
-//!     in turn, 4 outstanding),
-//!   - eight cards on the switch, each a client of the next one's server,
-//!     with the demo's sizes,
-//! the networks once on one thread and once with their cards on two
-//! (`SimNetwork::set_threads`), checking that both runs end identically.
-//! The hosts poll every `Nic::wait` (4 cycles), as the demo does; the idle
-//! card is advanced in long calls.
+//!
+//! - one card idle (set up, nothing to do);
+//! - one card at full load (cabled to itself, a client and an echo server
+//!   on it, 40 KB RPCs 4 at a time: TX and RX DMA and both directions of
+//!   the port busy);
+//! - the two-card demo network (`homa-nic demo`'s echo: sizes 1 B to 40 KB
+//!   in turn, 4 outstanding);
+//! - eight cards on the switch, each a client of the next one's server,
+//!   with the demo's sizes.
+//!
+//! The hosts poll every `Nic::wait` (4 cycles), as the demo's do; the idle
+//! card is advanced in one long call. The networks run again with hosts
+//! polling every 250 cycles, on one thread and on two
+//! (`SimNetwork::set_threads`), and the two runs must end identically.
 //!
 //! `cargo bench -p homa-host --bench sim_speed` (`-- --quick` for short runs).
 
@@ -99,7 +101,10 @@ impl Client {
             }
         }
         while let Some(r) = self.endpoint.try_recv_any_response().unwrap() {
-            let payload = self.outstanding.remove(&r.id()).expect("a response to our RPC");
+            let payload = self
+                .outstanding
+                .remove(&r.id())
+                .expect("a response to our RPC");
             assert_eq!(*r.message().bytes(), payload[..], "echo intact");
             self.done += 1;
         }
@@ -232,7 +237,12 @@ fn main() {
         }
         end = Some(network.lock().unwrap().cycle());
     });
-    report("one card, full load (40 KB echoes to itself)", end.unwrap(), 1, &t);
+    report(
+        "one card, full load (40 KB echoes to itself)",
+        end.unwrap(),
+        1,
+        &t,
+    );
 
     // Networks: hosts polling every 4 cycles as the demo's do (so the cards
     // never run apart), then every 1 us, serial and on two threads.

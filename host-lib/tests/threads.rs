@@ -103,10 +103,7 @@ fn serial_and_threaded_agree(count: usize) {
     let threaded = run(count, 2, false, &dir.path().join("threaded.pcap"));
     // Every RPC crossed the network: 4 per client, both ways.
     assert!(serial.log.iter().filter(|e| !e.received).count() >= 8 * count);
-    assert_eq!(
-        serial.log, threaded.log,
-        "{count} cards: frame logs differ"
-    );
+    assert_eq!(serial.log, threaded.log, "{count} cards: frame logs differ");
     assert!(
         serial.capture == threaded.capture,
         "{count} cards: the captures differ ({} and {} bytes)",

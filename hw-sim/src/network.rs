@@ -214,10 +214,7 @@ impl SimNetwork {
     /// both client and server, and busy in both directions (benchmarks).
     pub fn loopback(name: &str, pcie: PcieConfig) -> SimNetwork {
         let mut network = Self::untraced(name, 1, pcie);
-        network.links = Links::Loopback(Cable::new(
-            DEFAULT_LINK_GBPS,
-            DEFAULT_LINK_DELAY_CYCLES,
-        ));
+        network.links = Links::Loopback(Cable::new(DEFAULT_LINK_GBPS, DEFAULT_LINK_DELAY_CYCLES));
         network
     }
 
@@ -386,14 +383,17 @@ impl SimNetwork {
         }
         let threads = self.threads.min(count);
         let mut sent: Vec<(u64, usize, Vec<u8>)> = Vec::new();
-        let mut inboxes: Vec<_> = inbox.into_iter().map(|v| v.into_iter().peekable()).collect();
+        let mut inboxes: Vec<_> = inbox
+            .into_iter()
+            .map(|v| v.into_iter().peekable())
+            .collect();
         std::thread::scope(|scope| {
-            let mut groups: Vec<Vec<(usize, &Arc<Mutex<Card>>, Inbox)>> =
+            let mut groups: Vec<Group> =
                 (0..threads).map(|_| Vec::new()).collect();
             for (i, (card, inbox)) in self.cards.iter().zip(inboxes.drain(..)).enumerate() {
                 groups[i % threads].push((i, card, inbox));
             }
-            let run_group = move |group: Vec<(usize, &Arc<Mutex<Card>>, Inbox)>| {
+            let run_group = move |group: Group| {
                 let mut out = Vec::new();
                 for (i, card, mut inbox) in group {
                     let mut card = lock(card);
@@ -606,6 +606,9 @@ impl SimNetwork {
 
 /// A card's arrivals in a threaded epoch: (cycle, frame), in delivery order.
 type Inbox = std::iter::Peekable<std::vec::IntoIter<(u64, Vec<u8>)>>;
+
+/// The cards one thread steps in an epoch: (index, card, its arrivals).
+type Group<'a> = Vec<(usize, &'a Arc<Mutex<Card>>, Inbox)>;
 
 /// Where a capture goes: a file, buffered or not.
 type CaptureFile = Box<dyn Write + Send>;
