@@ -388,8 +388,7 @@ impl SimNetwork {
             .map(|v| v.into_iter().peekable())
             .collect();
         std::thread::scope(|scope| {
-            let mut groups: Vec<Group> =
-                (0..threads).map(|_| Vec::new()).collect();
+            let mut groups: Vec<Group> = (0..threads).map(|_| Vec::new()).collect();
             for (i, (card, inbox)) in self.cards.iter().zip(inboxes.drain(..)).enumerate() {
                 groups[i % threads].push((i, card, inbox));
             }
