@@ -425,7 +425,7 @@ fn fast_edge(dir: &Path, name: &str) -> Option<String> {
         }
     }
     Some(format!(
-        "{protos}\nstatic void {name}_rise_settled({root}* vlSelf) {{\n    vlSelf->__Vtrigrprev__TOP__clock = 0U;\n    vlSelf->clock = 1U;\n{body}}}\n"
+        "{protos}\nstatic void {name}_rise_settled({root}* vlSelf) {{\n    // What eval_step() does besides eval(): tell the VCD writer something ran.\n    vlSelf->vlSymsp->__Vm_activity = true;\n    vlSelf->__Vtrigrprev__TOP__clock = 0U;\n    vlSelf->clock = 1U;\n{body}}}\n"
     ))
 }
 
@@ -489,7 +489,11 @@ void {name}_rise(void* p) {{
     {rise}
 }}
 int {name}_fast_edge() {{ return {fast}; }}
-void {name}_show_clock_low(void* p) {{ static_cast<{name}_sim*>(p)->model->clock = 0; }}
+void {name}_show_clock_low(void* p) {{
+    auto* s = static_cast<{name}_sim*>(p);
+    s->model->clock = 0;
+    {activity}
+}}
 int {name}_trace_open(void* p, const char* path) {{
     auto* s = static_cast<{name}_sim*>(p);
     if (s->vcd) return 1;
@@ -508,6 +512,11 @@ void {name}_trace_close(void* p) {{
 }}
 "#,
         fast = u8::from(fast_edge.is_some()),
+        activity = if fast_edge.is_some() {
+            "s->model->rootp->vlSymsp->__Vm_activity = true;"
+        } else {
+            ""
+        },
     );
     for p in ports {
         let sim = format!("auto* s = static_cast<{name}_sim*>(p);");
