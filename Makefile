@@ -8,7 +8,7 @@ CARGO ?= cargo
 APT_PACKAGES := verilator g++ make tcl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps vfio-deps demo test vfio-test verilog lint clean
+.PHONY: deps vfio-deps demo test vfio-test verilog lint synth synth-deps clean
 
 deps:
 	@missing=""; for tool in verilator g++ make tclsh; do command -v $$tool >/dev/null 2>&1 || missing=1; done; \
@@ -55,6 +55,19 @@ lint: verilog
 .PHONY: lint-boards
 lint-boards: deps
 	$(MAKE) -C firmware check
+
+# Resources and path depth per block: yosys synth_xilinx (UltraScale+) on every design,
+# one after the other; the table in README.md's resources section comes from here.
+# SYNTH_ARGS passes options (--json, --paths, --design homa_core, --check).
+synth: deps synth-deps
+	$(CARGO) run --quiet -- synth --out out/synth $(SYNTH_ARGS)
+
+# yosys for `make synth` only (not needed by `make test`).
+synth-deps:
+	@command -v yosys >/dev/null 2>&1 || { \
+		echo "installing yosys with apt-get"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq yosys; \
+	}
 
 clean:
 	$(CARGO) clean

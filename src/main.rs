@@ -42,6 +42,8 @@ enum Command {
     Rpc(cmd::rpc::RpcArgs),
     /// Prepare this machine for a card: bind it to vfio-pci, check the IOMMU, reserve hugepages, fix /dev/vfio permissions (--status, --dry-run, --reset).
     Setup(cmd::setup::SetupArgs),
+    /// Synthesize every design with yosys (Xilinx UltraScale+); resources per block and the deepest LUT path.
+    Synth(cmd::synth::SynthArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -68,5 +70,6 @@ fn main() -> anyhow::Result<()> {
         Command::Server(args) => cmd::server::run(&args),
         Command::Rpc(args) => cmd::rpc::run(&args),
         Command::Setup(args) => cmd::setup::run(&args),
+        Command::Synth(args) => cmd::synth::run(&args),
     }
 }

@@ -8,5 +8,6 @@ pub mod sample_capture;
 pub mod server;
 pub mod setup;
 pub mod sim;
+pub mod synth;
 pub mod verilog;
 pub mod wire;

@@ -1,0 +1,340 @@
+//! `homa-nic synth`: yosys `synth_xilinx -family xcup` on every design's
+//! generated Verilog; LUTs, flip-flops, block RAM, URAM and carry cells per
+//! block, and the deepest register-to-register path in LUT levels, named in
+//! RustHDL's signal names.
+//!
+//! The designs run one after the other (the machine is shared); the core's
+//! top-level children are kept apart through synthesis so each gets its own
+//! row, which also keeps yosys from optimizing across their boundaries (the
+//! numbers are a little above a flat run's). Netlists, logs and scripts stay
+//! in `--out` for a second look (`--analyze-only` reads them again).
+
+mod netlist;
+mod yosys;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use serde::Serialize;
+
+use netlist::{Netlist, Path, Resources};
+
+#[derive(clap::Args)]
+pub struct SynthArgs {
+    /// Directory for the Verilog, yosys scripts, logs and netlists.
+    #[arg(long, default_value = "out/synth")]
+    pub out: PathBuf,
+    /// Only these designs (as `homa-nic verilog` names them: homa_core,
+    /// rx_parser, ...); repeat or separate by commas. Default: all.
+    #[arg(long, value_delimiter = ',')]
+    pub design: Vec<String>,
+    /// The report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Every cell on each block's deepest path, not just its ends.
+    #[arg(long)]
+    pub paths: bool,
+    /// Paths deeper than this many LUT levels are marked (`!`).
+    #[arg(long, default_value_t = 8)]
+    pub max_levels: u32,
+    /// Fail (exit status 1) when a path is deeper than `--max-levels`.
+    #[arg(long)]
+    pub check: bool,
+    /// Do not run yosys: analyse the netlists a previous run left in `--out`.
+    #[arg(long)]
+    pub analyze_only: bool,
+    /// The yosys to run.
+    #[arg(long, default_value = "yosys")]
+    pub yosys: PathBuf,
+}
+
+/// One row: a design, or one block of the core.
+#[derive(Serialize)]
+struct Row {
+    block: String,
+    #[serde(flatten)]
+    resources: Resources,
+    ramb36_equivalent: f64,
+    deepest: Option<Path>,
+}
+
+#[derive(Serialize)]
+struct DesignReport {
+    design: String,
+    yosys_seconds: f64,
+    analysis_seconds: f64,
+    total: Row,
+    /// The top module's children, then its own logic (`<design> (top)`);
+    /// empty for designs not broken down.
+    blocks: Vec<Row>,
+}
+
+#[derive(Serialize)]
+struct Report {
+    yosys: String,
+    synth: &'static str,
+    max_levels: u32,
+    designs: Vec<DesignReport>,
+    wall_seconds: f64,
+}
+
+/// The design broken down by its top-level children.
+const BROKEN_DOWN: &str = "homa_core";
+
+pub fn run(args: &SynthArgs) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let all = homa_hw::designs();
+    for wanted in &args.design {
+        if !all.iter().any(|d| d.name == wanted) {
+            let names: Vec<&str> = all.iter().map(|d| d.name).collect();
+            bail!(
+                "no design `{wanted}`; the designs are: {}",
+                names.join(", ")
+            );
+        }
+    }
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let yosys_version = if args.analyze_only {
+        "(netlists from an earlier run)".to_string()
+    } else {
+        yosys::version(&args.yosys)?
+    };
+    let mut designs = Vec::new();
+    for design in all
+        .iter()
+        .filter(|d| args.design.is_empty() || args.design.iter().any(|w| w == d.name))
+    {
+        let files = yosys::Files::new(&args.out, design.name);
+        let children = if design.name == BROKEN_DOWN {
+            yosys::children(&design.verilog, design.name)
+        } else {
+            Vec::new()
+        };
+        let kept: Vec<String> = children.iter().map(|(m, _)| m.clone()).collect();
+        let instances: Vec<String> = children.iter().map(|(_, i)| i.clone()).collect();
+        let mut yosys_seconds = 0.0;
+        if !args.analyze_only {
+            std::fs::write(&files.verilog, &design.verilog)
+                .with_context(|| format!("writing {}", files.verilog.display()))?;
+            std::fs::write(
+                &files.script,
+                yosys::script(design.name, &files.verilog, &kept, &files.json),
+            )?;
+            tracing::info!(design = design.name, "running yosys");
+            eprint!("yosys: {} ...", design.name);
+            let took = yosys::run(&args.yosys, &files.script, &files.log)?;
+            eprintln!(" {:.1} s", took.as_secs_f64());
+            yosys_seconds = took.as_secs_f64();
+        }
+        let analysis = Instant::now();
+        let json = std::fs::read_to_string(&files.json).with_context(|| {
+            format!(
+                "reading {} (run without --analyze-only to make it)",
+                files.json.display()
+            )
+        })?;
+        let net = Netlist::from_json(&json, design.name, &instances)
+            .with_context(|| format!("reading the netlist {}", files.json.display()))?;
+        let resources = net.resources();
+        let paths = net.deepest_paths()?;
+        let mut rows: Vec<Row> = net
+            .blocks
+            .iter()
+            .zip(resources)
+            .zip(paths)
+            .map(|((block, resources), deepest)| Row {
+                block: netlist::rusthdl_name(block),
+                ramb36_equivalent: resources.ramb36_equivalent(),
+                resources,
+                deepest,
+            })
+            .collect();
+        // The top's own logic goes after its children.
+        let own = rows.remove(0);
+        let mut total = Row {
+            block: design.name.to_string(),
+            resources: Resources::default(),
+            ramb36_equivalent: 0.0,
+            deepest: None,
+        };
+        for row in rows.iter().chain(std::iter::once(&own)) {
+            total.resources.add(&row.resources);
+            if let Some(p) = &row.deepest {
+                if total.deepest.as_ref().is_none_or(|t| p.depth > t.depth) {
+                    total.deepest = Some(p.clone());
+                }
+            }
+        }
+        total.ramb36_equivalent = total.resources.ramb36_equivalent();
+        let blocks = if instances.is_empty() {
+            Vec::new()
+        } else {
+            rows.push(Row {
+                block: format!("{} (top)", design.name),
+                ..own
+            });
+            rows
+        };
+        designs.push(DesignReport {
+            design: design.name.to_string(),
+            yosys_seconds,
+            analysis_seconds: analysis.elapsed().as_secs_f64(),
+            total,
+            blocks,
+        });
+    }
+    let report = Report {
+        yosys: yosys_version,
+        synth: yosys::SYNTH,
+        max_levels: args.max_levels,
+        designs,
+        wall_seconds: started.elapsed().as_secs_f64(),
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        print_table(&mut out, &report, args.paths)?;
+    }
+    let over: Vec<String> = report
+        .designs
+        .iter()
+        .flat_map(|d| d.blocks.iter().chain(std::iter::once(&d.total)))
+        .filter(|r| {
+            r.deepest
+                .as_ref()
+                .is_some_and(|p| p.depth.levels > args.max_levels)
+        })
+        .map(|r| r.block.clone())
+        .collect();
+    if args.check && !over.is_empty() {
+        bail!(
+            "paths deeper than {} LUT levels in: {}",
+            args.max_levels,
+            over.join(", ")
+        );
+    }
+    Ok(())
+}
+
+fn print_table(out: &mut impl Write, report: &Report, steps: bool) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "{} `{}`; LUT levels count LUT1-6/INV and MUXF7/8/9 (in brackets), carry cells apart; `!` above {}",
+        report.yosys, report.synth, report.max_levels
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "| block | LUT | LUTRAM | FF | RAMB36 | RAMB18 | BRAM (36k eq) | URAM | CARRY8 | DSP | deepest path: LUT levels (MUXF) + carry |"
+    )?;
+    writeln!(out, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")?;
+    let row_line = |r: &Row, indent: &str| {
+        let res = &r.resources;
+        let depth = r.deepest.as_ref().map_or("-".to_string(), |p| {
+            format!(
+                "{}{} ({}) + {}",
+                p.depth.levels,
+                if p.depth.levels > report.max_levels {
+                    "!"
+                } else {
+                    ""
+                },
+                p.depth.muxf,
+                p.depth.carries
+            )
+        });
+        format!(
+            "| {indent}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.block,
+            res.luts,
+            res.lutram_luts,
+            res.flip_flops,
+            res.ramb36,
+            res.ramb18,
+            r.ramb36_equivalent,
+            res.uram,
+            res.carry8,
+            res.dsp,
+            depth
+        )
+    };
+    for d in &report.designs {
+        writeln!(out, "{}", row_line(&d.total, ""))?;
+        for b in &d.blocks {
+            writeln!(out, "{}", row_line(b, "&nbsp;&nbsp;"))?;
+        }
+    }
+    writeln!(out)?;
+    writeln!(out, "Deepest paths (from -> to, RustHDL names):")?;
+    for d in &report.designs {
+        let rows: Vec<&Row> = if d.blocks.is_empty() {
+            vec![&d.total]
+        } else {
+            d.blocks.iter().collect()
+        };
+        for r in rows {
+            let Some(p) = &r.deepest else { continue };
+            let name = if r.block == d.design {
+                r.block.clone()
+            } else {
+                format!("{}/{}", d.design, r.block)
+            };
+            writeln!(
+                out,
+                "  {name}: {} levels ({} MUXF) + {} carry: {} -> {}",
+                p.depth.levels, p.depth.muxf, p.depth.carries, p.from, p.to
+            )?;
+            if steps {
+                for s in &p.steps {
+                    writeln!(out, "      {}", step_line(s))?;
+                }
+            }
+        }
+    }
+    let unknown: u64 = report
+        .designs
+        .iter()
+        .map(|d| d.total.resources.unknown)
+        .sum();
+    if unknown > 0 {
+        writeln!(
+            out,
+            "{unknown} cells of types this tool does not know were passed through as wires (no level)"
+        )?;
+    }
+    writeln!(out)?;
+    for d in &report.designs {
+        writeln!(
+            out,
+            "{}: yosys {:.1} s, analysis {:.1} s",
+            d.design, d.yosys_seconds, d.analysis_seconds
+        )?;
+    }
+    writeln!(out, "wall time {:.1} s", report.wall_seconds)?;
+    Ok(())
+}
+
+/// A step of a path for people: the cell type, the block it is in, and the
+/// net it drives when that has a name (yosys's own cell names say nothing).
+fn step_line(s: &netlist::Step) -> String {
+    let block = if s.cell.starts_with('$') {
+        "(top)"
+    } else {
+        s.cell.split('.').next().unwrap_or("")
+    };
+    let public = !s.cell.contains('$');
+    let mut line = format!("{:7} in {block}", s.kind);
+    if public {
+        line.push_str(&format!(" ({})", s.cell));
+    }
+    if let Some(net) = &s.net {
+        line.push_str(&format!(" -> {net}"));
+    }
+    line
+}

@@ -1,0 +1,177 @@
+//! Running yosys on one design: the script, the blocks kept apart, the run.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+
+/// The synthesis command: UltraScale+, flattened below the kept blocks, no
+/// I/O or clock buffers (out of context: the core sits inside a shell), URAM
+/// allowed for large memories.
+pub const SYNTH: &str = "synth_xilinx -family xcup -flatten -noiopad -noclkbuf -uram";
+
+/// Instances of `top`'s children worth a row of their own: every submodule
+/// instantiated in `top`'s body, except RustHDL's one-register modules
+/// (`module x(d,q,clock)`), which stay with the top's own logic. Returns
+/// (module, instance) pairs in the order of the Verilog.
+pub fn children(verilog: &str, top: &str) -> Vec<(String, String)> {
+    let header = format!("module {top}(");
+    let Some(start) = verilog.find(&header) else {
+        return Vec::new();
+    };
+    let body = &verilog[start..];
+    let body = &body[..body.find("\nendmodule").unwrap_or(body.len())];
+    let prefix = format!("{top}$");
+    let mut out = Vec::new();
+    for line in body.lines() {
+        let line = line.trim();
+        let Some(rest) = line.strip_prefix(&prefix) else {
+            continue;
+        };
+        let mut words = rest.split_whitespace();
+        let (Some(module_tail), Some(instance)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let module = format!("{prefix}{module_tail}");
+        let instance = instance.trim_end_matches('(').to_string();
+        let is_register = verilog.contains(&format!("module {module}(d,q,clock);"));
+        if !is_register {
+            out.push((module, instance));
+        }
+    }
+    out
+}
+
+/// The yosys script for `design` in `verilog_file`, keeping `kept` modules
+/// apart through synthesis and writing the flat netlist to `json_file`.
+pub fn script(design: &str, verilog_file: &Path, kept: &[String], json_file: &Path) -> String {
+    let mut s = format!(
+        "read_verilog -noautowire {}\nhierarchy -check -top {design}\n",
+        verilog_file.display()
+    );
+    if !kept.is_empty() {
+        s.push_str(&format!(
+            "setattr -mod -set keep_hierarchy 1 {}\n",
+            kept.join(" ")
+        ));
+    }
+    s.push_str(SYNTH);
+    s.push('\n');
+    if !kept.is_empty() {
+        s.push_str("setattr -mod -unset keep_hierarchy\nflatten\n");
+    }
+    s.push_str(&format!("write_json {}\n", json_file.display()));
+    s
+}
+
+/// Runs `yosys` on `script_file`, logging to `log_file`; returns the wall time.
+pub fn run(yosys: &Path, script_file: &Path, log_file: &Path) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let output = Command::new(yosys)
+        .arg("-q")
+        .arg("-l")
+        .arg(log_file)
+        .arg("-s")
+        .arg(script_file)
+        .output()
+        .with_context(|| {
+            format!(
+                "running {} (install it with `apt-get install yosys`, or `make synth`, which does)",
+                yosys.display()
+            )
+        })?;
+    if !output.status.success() {
+        let log = std::fs::read_to_string(log_file).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(15).collect();
+        bail!(
+            "yosys failed ({}) on {}; the end of {}:\n{}{}",
+            output.status,
+            script_file.display(),
+            log_file.display(),
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(started.elapsed())
+}
+
+/// The first line of `yosys -V`, to record which yosys made the numbers.
+pub fn version(yosys: &Path) -> anyhow::Result<String> {
+    let out = Command::new(yosys).arg("-V").output().with_context(|| {
+        format!(
+            "running {} -V (install yosys with `apt-get install yosys`, or run `make synth`, which does)",
+            yosys.display()
+        )
+    })?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Where the files of one design go.
+pub struct Files {
+    pub verilog: PathBuf,
+    pub script: PathBuf,
+    pub log: PathBuf,
+    pub json: PathBuf,
+}
+
+impl Files {
+    pub fn new(dir: &Path, design: &str) -> Files {
+        Files {
+            verilog: dir.join(format!("{design}.v")),
+            script: dir.join(format!("{design}.ys")),
+            log: dir.join(format!("{design}.log")),
+            json: dir.join(format!("{design}.json")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VERILOG: &str = "\
+module core(clock,a,b);
+    core$rx rx(
+        .clock(clock));
+    core$busy busy(
+        .d(a), .q(b), .clock(clock));
+    core$endpoints$0 endpoints$0(
+        .clock(clock));
+endmodule // core
+module core$rx(clock);
+endmodule
+module core$busy(d,q,clock);
+endmodule
+module core$endpoints$0(clock);
+endmodule
+";
+
+    #[test]
+    fn children_are_the_top_modules_instances_but_single_registers() {
+        assert_eq!(
+            children(VERILOG, "core"),
+            vec![
+                ("core$rx".to_string(), "rx".to_string()),
+                ("core$endpoints$0".to_string(), "endpoints$0".to_string()),
+            ]
+        );
+        assert!(children(VERILOG, "rx").is_empty());
+    }
+
+    #[test]
+    fn the_script_keeps_blocks_apart_then_flattens() {
+        let s = script(
+            "core",
+            Path::new("d/core.v"),
+            &["core$rx".to_string()],
+            Path::new("d/core.json"),
+        );
+        let keep = s.find("keep_hierarchy 1 core$rx").unwrap();
+        let synth = s.find(SYNTH).unwrap();
+        let flatten = s.find("\nflatten").unwrap();
+        assert!(keep < synth && synth < flatten, "{s}");
+        assert!(s.ends_with("write_json d/core.json\n"));
+        assert!(!script("rx", Path::new("rx.v"), &[], Path::new("rx.json")).contains("flatten\n"));
+    }
+}
