@@ -36,6 +36,9 @@ pub struct SynthArgs {
     /// Every cell on each block's deepest path, not just its ends.
     #[arg(long)]
     pub paths: bool,
+    /// List this many of each block's deepest paths, each to another register.
+    #[arg(long, default_value_t = 1)]
+    pub worst: usize,
     /// Paths deeper than this many LUT levels are marked (`!`).
     #[arg(long, default_value_t = 8)]
     pub max_levels: u32,
@@ -57,7 +60,8 @@ struct Row {
     #[serde(flatten)]
     resources: Resources,
     ramb36_equivalent: f64,
-    deepest: Option<Path>,
+    /// The deepest paths ending in this block, deepest first (`--worst`).
+    deepest: Vec<Path>,
 }
 
 #[derive(Serialize)]
@@ -139,7 +143,7 @@ pub fn run(args: &SynthArgs) -> anyhow::Result<()> {
         let net = Netlist::from_json(&json, design.name, &instances)
             .with_context(|| format!("reading the netlist {}", files.json.display()))?;
         let resources = net.resources();
-        let paths = net.deepest_paths()?;
+        let paths = net.deepest_paths(args.worst.max(1))?;
         let mut rows: Vec<Row> = net
             .blocks
             .iter()
@@ -158,16 +162,14 @@ pub fn run(args: &SynthArgs) -> anyhow::Result<()> {
             block: design.name.to_string(),
             resources: Resources::default(),
             ramb36_equivalent: 0.0,
-            deepest: None,
+            deepest: Vec::new(),
         };
         for row in rows.iter().chain(std::iter::once(&own)) {
             total.resources.add(&row.resources);
-            if let Some(p) = &row.deepest {
-                if total.deepest.as_ref().is_none_or(|t| p.depth > t.depth) {
-                    total.deepest = Some(p.clone());
-                }
-            }
+            total.deepest.extend(row.deepest.iter().cloned());
         }
+        total.deepest.sort_by(|a, b| b.depth.cmp(&a.depth));
+        total.deepest.truncate(args.worst.max(1));
         total.ramb36_equivalent = total.resources.ramb36_equivalent();
         let blocks = if instances.is_empty() {
             Vec::new()
@@ -207,7 +209,7 @@ pub fn run(args: &SynthArgs) -> anyhow::Result<()> {
         .flat_map(|d| d.blocks.iter().chain(std::iter::once(&d.total)))
         .filter(|r| {
             r.deepest
-                .as_ref()
+                .first()
                 .is_some_and(|p| p.depth.levels > args.max_levels)
         })
         .map(|r| r.block.clone())
@@ -236,7 +238,7 @@ fn print_table(out: &mut impl Write, report: &Report, steps: bool) -> anyhow::Re
     writeln!(out, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")?;
     let row_line = |r: &Row, indent: &str| {
         let res = &r.resources;
-        let depth = r.deepest.as_ref().map_or("-".to_string(), |p| {
+        let depth = r.deepest.first().map_or("-".to_string(), |p| {
             format!(
                 "{}{} ({}) + {}",
                 p.depth.levels,
@@ -278,8 +280,10 @@ fn print_table(out: &mut impl Write, report: &Report, steps: bool) -> anyhow::Re
         } else {
             d.blocks.iter().collect()
         };
-        for r in rows {
-            let Some(p) = &r.deepest else { continue };
+        for (r, p) in rows
+            .into_iter()
+            .flat_map(|r| r.deepest.iter().map(move |p| (r, p)))
+        {
             let name = if r.block == d.design {
                 r.block.clone()
             } else {
@@ -292,7 +296,7 @@ fn print_table(out: &mut impl Write, report: &Report, steps: bool) -> anyhow::Re
             )?;
             if steps {
                 for s in &p.steps {
-                    writeln!(out, "      {}", step_line(s))?;
+                    writeln!(out, "      {}", step_line(s, !d.blocks.is_empty()))?;
                 }
             }
         }
@@ -322,14 +326,17 @@ fn print_table(out: &mut impl Write, report: &Report, steps: bool) -> anyhow::Re
 
 /// A step of a path for people: the cell type, the block it is in, and the
 /// net it drives when that has a name (yosys's own cell names say nothing).
-fn step_line(s: &netlist::Step) -> String {
-    let block = if s.cell.starts_with('$') {
-        "(top)"
-    } else {
-        s.cell.split('.').next().unwrap_or("")
-    };
+fn step_line(s: &netlist::Step, broken_down: bool) -> String {
+    let mut line = format!("{:7}", s.kind);
+    if broken_down {
+        let block = if s.cell.starts_with('$') {
+            "(top)"
+        } else {
+            s.cell.split('.').next().unwrap_or("")
+        };
+        line.push_str(&format!(" in {block}"));
+    }
     let public = !s.cell.contains('$');
-    let mut line = format!("{:7} in {block}", s.kind);
     if public {
         line.push_str(&format!(" ({})", s.cell));
     }

@@ -170,6 +170,11 @@ fn is_read_address(pin: &str) -> bool {
         || (pin.starts_with('A') && pin[1..].chars().all(|c| c.is_ascii_digit()))
 }
 
+/// Is `pin` a clock input (which ends no data path)?
+fn is_clock(pin: &str) -> bool {
+    pin == "C" || pin.contains("CLK")
+}
+
 /// One cell: its class, block and connections as net numbers (constants dropped).
 #[derive(Clone, Debug)]
 pub struct Cell {
@@ -490,31 +495,28 @@ impl Netlist {
         driver
     }
 
-    /// The deepest path ending in each block (None for a block where no path
-    /// ends), in `blocks` order.
-    pub fn deepest_paths(&self) -> Result<Vec<Option<Path>>, NetlistError> {
+    /// The deepest paths ending in each block, in `blocks` order: up to
+    /// `per_block` of them, deepest first, each to a different register (or
+    /// RAM, or port), whatever the bit.
+    pub fn deepest_paths(&self, per_block: usize) -> Result<Vec<Vec<Path>>, NetlistError> {
         let driver = self.drivers();
         let inputs: std::collections::HashSet<usize> =
             self.input_ports.iter().map(|(_, _, n)| *n).collect();
         let mut arrival: HashMap<usize, Option<Arrival>> = HashMap::new();
-        let mut best: Vec<Option<(Depth, usize, String)>> = vec![None; self.blocks.len()];
-        let offer = |best: &mut Vec<Option<(Depth, usize, String)>>,
-                     a: Option<Arrival>,
-                     block: usize,
-                     net: usize,
-                     to: &dyn Fn() -> String| {
-            let Some(a) = a else { return };
-            if best[block].as_ref().is_none_or(|(d, _, _)| a.depth > *d) {
-                best[block] = Some((a.depth, net, to()));
-            }
-        };
+        // Every path end: (depth, block, net, end name).
+        let mut ends: Vec<(Depth, usize, usize, String)> = Vec::new();
         for cell in &self.cells {
             if cell.class.is_combinational() || cell.class == CellClass::Constant {
                 continue;
             }
             for (pin, bit, net) in &cell.inputs {
-                let a = self.arrive(*net, &driver, &inputs, &mut arrival)?;
-                let to = || match cell.class {
+                if is_clock(pin) {
+                    continue;
+                }
+                let Some(a) = self.arrive(*net, &driver, &inputs, &mut arrival)? else {
+                    continue;
+                };
+                let to = match cell.class {
                     CellClass::FlipFlop => cell
                         .outputs
                         .first()
@@ -522,19 +524,35 @@ impl Netlist {
                         .unwrap_or_else(|| format!("{} ({})", rusthdl_name(&cell.name), cell.kind)),
                     _ => format!("{} ({} {pin}[{bit}])", rusthdl_name(&cell.name), cell.kind),
                 };
-                offer(&mut best, a, cell.block, *net, &to);
+                ends.push((a.depth, cell.block, *net, to));
             }
         }
         for (port, bit, net) in &self.output_ports {
-            let a = self.arrive(*net, &driver, &inputs, &mut arrival)?;
+            let Some(a) = self.arrive(*net, &driver, &inputs, &mut arrival)? else {
+                continue;
+            };
             // An output port's path belongs to the block that drives it.
             let block = driver.get(net).map_or(0, |&d| self.cells[d].block);
-            offer(&mut best, a, block, *net, &|| format!("port {port}[{bit}]"));
+            ends.push((a.depth, block, *net, format!("port {port}[{bit}]")));
         }
-        Ok(best
-            .into_iter()
-            .map(|b| b.map(|(_, net, to)| self.trace(net, to, &driver, &arrival)))
-            .collect())
+        ends.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.3.cmp(&b.3)));
+        let mut out: Vec<Vec<Path>> = vec![Vec::new(); self.blocks.len()];
+        let mut taken: std::collections::HashSet<(usize, String)> =
+            std::collections::HashSet::new();
+        for (_, block, net, to) in ends {
+            if out[block].len() >= per_block {
+                continue;
+            }
+            // One path per register: `x.q[3]` and `x.q[4]` are the same one.
+            let register = match to.rfind('[') {
+                Some(i) if to.ends_with(']') => to[..i].to_string(),
+                _ => to.clone(),
+            };
+            if taken.insert((block, register)) {
+                out[block].push(self.trace(net, to, &driver, &arrival));
+            }
+        }
+        Ok(out)
     }
 
     /// Inputs of `cell` that reach its outputs without a clock edge.
@@ -867,8 +885,8 @@ mod tests {
     #[test]
     fn the_deepest_path_is_found_and_named() {
         let n = netlist();
-        let paths = n.deepest_paths().unwrap();
-        let dst = paths[2].as_ref().unwrap();
+        let paths = n.deepest_paths(1).unwrap();
+        let dst = &paths[2][0];
         assert_eq!(
             dst.depth,
             Depth {
@@ -884,13 +902,38 @@ mod tests {
         assert_eq!(dst.steps[3].net.as_deref(), Some("dst.sum[0]"));
         // src's deepest: one LUT (the constant-fed LUT starts nothing; the
         // port -> src.r path has no level).
-        let src = paths[1].as_ref().unwrap();
+        let src = &paths[1][0];
         assert_eq!(src.depth.levels, 1);
         assert_eq!(src.depth.carries, 0);
         // The output port's path belongs to the top, whose LUT drives it.
-        let top = paths[0].as_ref().unwrap();
+        let top = &paths[0][0];
         assert_eq!((top.depth.levels, top.to.as_str()), (1, "port y[0]"));
         assert_eq!(top.from, "dst.r.q");
+    }
+
+    #[test]
+    fn the_next_deepest_paths_end_in_other_registers() {
+        let n = netlist();
+        let paths = n.deepest_paths(5).unwrap();
+        // dst: dst.r (3 levels, 2 carries), then dst.m (3 levels, no carry).
+        let ends: Vec<(&str, u32)> = paths[2]
+            .iter()
+            .map(|p| (p.to.as_str(), p.depth.levels))
+            .collect();
+        assert_eq!(ends, [("dst.r.q", 3), ("dst.m.q", 3)]);
+        // src: src.s and the RAM's read address (1 level), its write data,
+        // write address and src.r from the port (0 levels); no clock pin.
+        let ends: Vec<&str> = paths[1].iter().map(|p| p.to.as_str()).collect();
+        assert_eq!(
+            ends,
+            [
+                "src.ram (RAM64X1D DPRA0[0])",
+                "src.s.q",
+                "src.r.q",
+                "src.ram (RAM64X1D A0[0])",
+                "src.ram (RAM64X1D D[0])"
+            ]
+        );
     }
 
     #[test]
@@ -923,7 +966,7 @@ mod tests {
             "netnames": {}
         }}});
         let n = Netlist::from_json(&design.to_string(), "t", &[]).unwrap();
-        assert!(matches!(n.deepest_paths(), Err(NetlistError::Loop(_))));
+        assert!(matches!(n.deepest_paths(1), Err(NetlistError::Loop(_))));
     }
 
     #[test]
