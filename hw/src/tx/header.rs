@@ -20,8 +20,30 @@
 //! header come in as one 52-byte `body` (big-endian, the first byte of the
 //! body in its top bits), which the sender packs from its tables.
 //!
-//! Timing: inputs are sampled when `in_valid` is high; the frame's header beats
-//! and length are on the outputs the next cycle with `out_valid`.
+//! Pipeline, two stages, a packet per cycle (`in_valid` may be high every
+//! cycle). The IPv4 total length and checksum depend on the payload length,
+//! which reaches this block late (the TX engine computes it from the
+//! descriptor the same cycle), and a ten-word ones'-complement sum folded
+//! twice does not fit one cycle at 250 MHz with it: 13 LUT levels and 25 carry
+//! cells in one cycle, the core's deepest path, before this split.
+//! - Stage 1 (the edge that samples the fields): everything but the length
+//!   and checksum, as the two beats in lane order (`s1_beat0`, `s1_beat1`,
+//!   DATA's beat 1 already masked to its header lanes); the checksum's words
+//!   in two partial sums: addresses, ID and constants (`s1_sum`), and the TOS
+//!   byte with the type's part of the total length (`s1_sum_type`), apart so
+//!   that the late TOS and the type decode do not meet the long sum; the
+//!   payload length, zero for control packets (`s1_payload`); the type's
+//!   parts of the total and frame lengths (`s1_total_base`, `s1_frame_base`)
+//!   and the header length.
+//! - Stage 2 (the output registers): total length = `s1_payload +
+//!   s1_total_base`; checksum = not(fold(fold(`s1_sum + s1_sum_type +
+//!   s1_payload`))); both ORed into beat 0 at their lanes; frame length =
+//!   `s1_payload + s1_frame_base`.
+//! The stages hold no state across packets, so nothing needs a bypass.
+//!
+//! Timing: inputs are sampled at the edge where `in_valid` is high; the
+//! frame's header beats and lengths are on the outputs after the next edge,
+//! with `out_valid` (two cycles from `in_valid` to `out_valid`).
 
 use rust_hdl::prelude::*;
 
@@ -38,6 +60,13 @@ fn lsb(base: usize, field: Field) -> Constant<Bits<16>> {
     let end = base + field.end();
     assert!(end <= WINDOW_BYTES);
     Constant::new(((8 * (WINDOW_BYTES - end)) as u64).to_bits())
+}
+
+/// A window position in the first beat, as a position in that beat's half.
+fn in_beat0(at: Constant<Bits<16>>) -> Constant<Bits<16>> {
+    let at = at.val().index();
+    assert!(at >= 8 * WINDOW_BYTES / 2, "not in beat 0");
+    Constant::new(((at - 8 * WINDOW_BYTES / 2) as u64).to_bits())
 }
 
 fn c16(v: u64) -> Constant<Bits<16>> {
@@ -96,19 +125,44 @@ pub struct TxHeaderBuilder {
 
     swap_hi: ByteSwap512,
     swap_lo: ByteSwap512,
+    /// Stage 2's length and checksum, placed in beat 0's big-endian half.
+    swap_len: ByteSwap512,
+    // --- stage 1: combinational over the inputs ---
     is_data: Signal<Local, bool>,
+    /// Homa header bytes of a control packet's type (0 for DATA).
     homa_len: Signal<Local, Bits<16>>,
-    total_length: Signal<Local, Bits<16>>,
     tos: Signal<Local, Bits<8>>,
     doff: Signal<Local, Bits<8>>,
-    ip_sum: Signal<Local, Bits<20>>,
-    ip_sum_folded: Signal<Local, Bits<20>>,
-    ip_sum_final: Signal<Local, Bits<20>>,
-    ip_checksum: Signal<Local, Bits<16>>,
+    /// What the total length adds to the payload: the IPv4 and Homa headers.
+    total_base: Signal<Local, Bits<16>>,
     eth_ip: Signal<Local, Bits<1024>>,
     common_part: Signal<Local, Bits<1024>>,
     type_part: Signal<Local, Bits<1024>>,
     window: Signal<Local, Bits<1024>>,
+    // --- stage 1 registers ---
+    s1_valid: DFF<bool>,
+    /// The header beats in lane order, total length and checksum still 0.
+    s1_beat0: DFF<Bits<512>>,
+    s1_beat1: DFF<Bits<512>>,
+    /// Ones'-complement sum (unfolded) of the IPv4 header's words that do
+    /// not depend on the packet type or priority: addresses, ID, constants.
+    s1_sum: DFF<Bits<20>>,
+    /// The rest of the sum but the payload length: the TOS byte and the
+    /// total length less the payload.
+    s1_sum_type: DFF<Bits<20>>,
+    /// DATA: payload bytes; control packets: 0.
+    s1_payload: DFF<Bits<16>>,
+    /// Total length and frame length less `s1_payload`.
+    s1_total_base: DFF<Bits<16>>,
+    s1_frame_base: DFF<Bits<16>>,
+    s1_header_len: DFF<Bits<16>>,
+    // --- stage 2: combinational over the stage 1 registers ---
+    total_length: Signal<Local, Bits<16>>,
+    ip_sum: Signal<Local, Bits<20>>,
+    ip_sum_folded: Signal<Local, Bits<20>>,
+    ip_sum_final: Signal<Local, Bits<20>>,
+    ip_checksum: Signal<Local, Bits<16>>,
+    len_window: Signal<Local, Bits<512>>,
     beat0: DFF<Bits<512>>,
     beat1: DFF<Bits<512>>,
     frame_len: DFF<Bits<16>>,
@@ -122,12 +176,13 @@ pub struct TxHeaderBuilder {
     at_ethertype: Constant<Bits<16>>,
     at_version_ihl: Constant<Bits<16>>,
     at_tos: Constant<Bits<16>>,
-    at_total_length: Constant<Bits<16>>,
     at_identification: Constant<Bits<16>>,
     at_flags_fragment: Constant<Bits<16>>,
     at_ttl: Constant<Bits<16>>,
     at_protocol: Constant<Bits<16>>,
-    at_checksum: Constant<Bits<16>>,
+    /// Where the IPv4 total length and checksum go, in the window's first half.
+    at_total_length_beat0: Constant<Bits<16>>,
+    at_checksum_beat0: Constant<Bits<16>>,
     at_src_ip: Constant<Bits<16>>,
     at_dst_ip: Constant<Bits<16>>,
     at_sport: Constant<Bits<16>>,
@@ -153,8 +208,9 @@ pub struct TxHeaderBuilder {
     dont_fragment: Constant<Bits<16>>,
     ttl: Constant<Bits<8>>,
     protocol: Constant<Bits<8>>,
-    /// 16-bit words of the IPv4 header that do not depend on the packet.
-    word_ttl_protocol: Constant<Bits<20>>,
+    /// The IPv4 header's words that do not depend on the packet, summed:
+    /// version and IHL (the TOS byte is added apart), flags, TTL and protocol.
+    words_fixed: Constant<Bits<20>>,
     ip_header_len: Constant<Bits<16>>,
     doff_data: Constant<Bits<8>>,
     doff_control: Constant<Bits<8>>,
@@ -214,19 +270,31 @@ impl Default for TxHeaderBuilder {
             out_header_len: Default::default(),
             swap_hi: Default::default(),
             swap_lo: Default::default(),
+            swap_len: Default::default(),
             is_data: Default::default(),
             homa_len: Default::default(),
-            total_length: Default::default(),
             tos: Default::default(),
             doff: Default::default(),
-            ip_sum: Default::default(),
-            ip_sum_folded: Default::default(),
-            ip_sum_final: Default::default(),
-            ip_checksum: Default::default(),
+            total_base: Default::default(),
             eth_ip: Default::default(),
             common_part: Default::default(),
             type_part: Default::default(),
             window: Default::default(),
+            s1_valid: Default::default(),
+            s1_beat0: Default::default(),
+            s1_beat1: Default::default(),
+            s1_sum: Default::default(),
+            s1_sum_type: Default::default(),
+            s1_payload: Default::default(),
+            s1_total_base: Default::default(),
+            s1_frame_base: Default::default(),
+            s1_header_len: Default::default(),
+            total_length: Default::default(),
+            ip_sum: Default::default(),
+            ip_sum_folded: Default::default(),
+            ip_sum_final: Default::default(),
+            ip_checksum: Default::default(),
+            len_window: Default::default(),
             beat0: Default::default(),
             beat1: Default::default(),
             frame_len: Default::default(),
@@ -238,12 +306,12 @@ impl Default for TxHeaderBuilder {
             at_ethertype: lsb(0, eth::ETHERTYPE),
             at_version_ihl: lsb(ip, ipv4::VERSION_IHL),
             at_tos: lsb(ip, ipv4::TOS),
-            at_total_length: lsb(ip, ipv4::TOTAL_LENGTH),
             at_identification: lsb(ip, ipv4::IDENTIFICATION),
             at_flags_fragment: lsb(ip, ipv4::FLAGS_FRAGMENT),
             at_ttl: lsb(ip, ipv4::TTL),
             at_protocol: lsb(ip, ipv4::PROTOCOL),
-            at_checksum: lsb(ip, ipv4::CHECKSUM),
+            at_total_length_beat0: in_beat0(lsb(ip, ipv4::TOTAL_LENGTH)),
+            at_checksum_beat0: in_beat0(lsb(ip, ipv4::CHECKSUM)),
             at_src_ip: lsb(ip, ipv4::SRC),
             at_dst_ip: lsb(ip, ipv4::DST),
             at_sport: lsb(h, common::SPORT),
@@ -276,7 +344,12 @@ impl Default for TxHeaderBuilder {
             dont_fragment: c16(ipv4::FLAG_DONT_FRAGMENT as u64),
             ttl: c8(64),
             protocol: c8(ipv4::PROTOCOL_HOMA),
-            word_ttl_protocol: Constant::new(((64u64 << 8) | ipv4::PROTOCOL_HOMA as u64).to_bits()),
+            words_fixed: Constant::new(
+                ((0x45u64 << 8)
+                    + ipv4::FLAG_DONT_FRAGMENT as u64
+                    + ((64u64 << 8) | ipv4::PROTOCOL_HOMA as u64))
+                    .to_bits(),
+            ),
             ip_header_len: c16(ipv4::HEADER_LEN as u64),
             doff_data: c8(common::DOFF_DATA),
             doff_control: c8(common::DOFF_CONTROL),
@@ -299,14 +372,31 @@ impl Default for TxHeaderBuilder {
 impl Logic for TxHeaderBuilder {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, beat0, beat1, frame_len, header_len, valid);
+        dff_setup!(
+            self,
+            clock,
+            s1_valid,
+            s1_beat0,
+            s1_beat1,
+            s1_sum,
+            s1_sum_type,
+            s1_payload,
+            s1_total_base,
+            s1_frame_base,
+            s1_header_len,
+            beat0,
+            beat1,
+            frame_len,
+            header_len,
+            valid
+        );
 
-        // Derived header values.
+        // ---- stage 1: all but the payload-dependent fields ----
         self.is_data.next = self.packet_type.val() == self.type_data.val();
         self.homa_len.next = self.len_common.val();
         self.doff.next = self.doff_control.val();
         if self.is_data.val() {
-            self.homa_len.next = self.len_data.val() + self.payload_len.val();
+            self.homa_len.next = 0.into();
             self.doff.next = self.doff_data.val();
         } else if self.packet_type.val() == self.type_grant.val() {
             self.homa_len.next = self.len_grant.val();
@@ -317,30 +407,18 @@ impl Logic for TxHeaderBuilder {
         } else if self.packet_type.val() == self.type_ack.val() {
             self.homa_len.next = self.len_ack.val();
         }
-        self.total_length.next = self.ip_header_len.val() + self.homa_len.val();
+        self.total_base.next = self.ip_header_len.val() + self.homa_len.val();
+        if self.is_data.val() {
+            self.total_base.next = self.ip_header_len.val() + self.len_data.val();
+        }
         self.tos.next = bit_cast::<8, 3>(self.level.val()) << 5;
 
-        // IPv4 header checksum over the ten words, the checksum word as 0.
-        self.ip_sum.next = (bit_cast::<20, 8>(self.version_ihl.val()) << 8)
-            + bit_cast::<20, 8>(self.tos.val())
-            + bit_cast::<20, 16>(self.total_length.val())
-            + bit_cast::<20, 16>(self.ip_id.val())
-            + bit_cast::<20, 16>(self.dont_fragment.val())
-            + self.word_ttl_protocol.val()
-            + bit_cast::<20, 16>(self.src_ip.val().get_bits::<16>(16))
-            + bit_cast::<20, 16>(self.src_ip.val().get_bits::<16>(0))
-            + bit_cast::<20, 16>(self.dst_ip.val().get_bits::<16>(16))
-            + bit_cast::<20, 16>(self.dst_ip.val().get_bits::<16>(0));
-        self.ip_sum_folded.next = (self.ip_sum.val() & 0xffff) + (self.ip_sum.val() >> 16);
-        self.ip_sum_final.next =
-            (self.ip_sum_folded.val() & 0xffff) + (self.ip_sum_folded.val() >> 16);
-        self.ip_checksum.next = !self.ip_sum_final.val().get_bits::<16>(0);
-
-        // The big-endian window: every field shifted to its place. Built only
-        // in a cycle that asks for a header: Verilator evaluates this block on
-        // every cycle, and the 1024-bit shifts were a third of the whole
-        // core's simulation time (README, simulation speed). In hardware it
-        // is an AND per window bit, which the beat registers' load enable
+        // The big-endian window: every field shifted to its place, but the
+        // total length and the checksum (stage 2). Built only in a cycle
+        // that asks for a header: Verilator evaluates this block on every
+        // cycle, and the 1024-bit shifts were a third of the whole core's
+        // simulation time (README, simulation speed). In hardware it is an
+        // AND per window bit, which the stage 1 registers' load enable
         // (in_valid) makes redundant.
         self.eth_ip.next = 0.into();
         self.common_part.next = 0.into();
@@ -351,12 +429,10 @@ impl Logic for TxHeaderBuilder {
                 | (bit_cast::<1024, 16>(self.ethertype_ipv4.val()) << self.at_ethertype.val())
                 | (bit_cast::<1024, 8>(self.version_ihl.val()) << self.at_version_ihl.val())
                 | (bit_cast::<1024, 8>(self.tos.val()) << self.at_tos.val())
-                | (bit_cast::<1024, 16>(self.total_length.val()) << self.at_total_length.val())
                 | (bit_cast::<1024, 16>(self.ip_id.val()) << self.at_identification.val())
                 | (bit_cast::<1024, 16>(self.dont_fragment.val()) << self.at_flags_fragment.val())
                 | (bit_cast::<1024, 8>(self.ttl.val()) << self.at_ttl.val())
                 | (bit_cast::<1024, 8>(self.protocol.val()) << self.at_protocol.val())
-                | (bit_cast::<1024, 16>(self.ip_checksum.val()) << self.at_checksum.val())
                 | (bit_cast::<1024, 32>(self.src_ip.val()) << self.at_src_ip.val())
                 | (bit_cast::<1024, 32>(self.dst_ip.val()) << self.at_dst_ip.val());
             self.common_part.next = (bit_cast::<1024, 16>(self.sport.val()) << self.at_sport.val())
@@ -367,29 +443,23 @@ impl Logic for TxHeaderBuilder {
             if self.is_data.val() {
                 self.type_part.next = (bit_cast::<1024, 32>(self.data_offset.val())
                     << self.at_sequence.val())
-                    | (bit_cast::<1024, 32>(self.message_length.val())
-                        << self.at_message_length.val())
+                    | (bit_cast::<1024, 32>(self.message_length.val()) << self.at_message_length.val())
                     | (bit_cast::<1024, 32>(self.incoming.val()) << self.at_incoming.val())
-                    | (bit_cast::<1024, 64>(self.ack_client_id.val())
-                        << self.at_ack_client_id.val())
+                    | (bit_cast::<1024, 64>(self.ack_client_id.val()) << self.at_ack_client_id.val())
                     | (bit_cast::<1024, 16>(self.ack_server_port.val())
                         << self.at_ack_server_port.val())
-                    | (bit_cast::<1024, 16>(self.cutoff_version.val())
-                        << self.at_cutoff_version.val())
-                    | (bit_cast::<1024, 1>(self.retransmit.val().into())
-                        << self.at_retransmit.val())
+                    | (bit_cast::<1024, 16>(self.cutoff_version.val()) << self.at_cutoff_version.val())
+                    | (bit_cast::<1024, 1>(self.retransmit.val().into()) << self.at_retransmit.val())
                     | (bit_cast::<1024, 32>(self.data_offset.val()) << self.at_seg_offset.val());
             } else if self.packet_type.val() == self.type_grant.val() {
                 self.type_part.next = (bit_cast::<1024, 32>(self.ctl_offset.val())
                     << self.at_ctl_offset.val())
-                    | (bit_cast::<1024, 8>(self.ctl_priority.val())
-                        << self.at_grant_priority.val());
+                    | (bit_cast::<1024, 8>(self.ctl_priority.val()) << self.at_grant_priority.val());
             } else if self.packet_type.val() == self.type_resend.val() {
                 self.type_part.next = (bit_cast::<1024, 32>(self.ctl_offset.val())
                     << self.at_ctl_offset.val())
                     | (bit_cast::<1024, 32>(self.ctl_length.val()) << self.at_resend_length.val())
-                    | (bit_cast::<1024, 8>(self.ctl_priority.val())
-                        << self.at_resend_priority.val());
+                    | (bit_cast::<1024, 8>(self.ctl_priority.val()) << self.at_resend_priority.val());
             } else if (self.packet_type.val() == self.type_cutoffs.val())
                 | (self.packet_type.val() == self.type_ack.val())
             {
@@ -403,19 +473,57 @@ impl Logic for TxHeaderBuilder {
         self.swap_hi.beat.next = self.window.val().get_bits::<512>(512);
         self.swap_lo.beat.next = self.window.val().get_bits::<512>(0);
 
-        self.valid.d.next = self.in_valid.val();
+        self.s1_valid.d.next = self.in_valid.val();
         if self.in_valid.val() {
-            self.beat0.d.next = self.swap_hi.swapped.val();
-            self.beat1.d.next = self.swap_lo.swapped.val();
+            self.s1_beat0.d.next = self.swap_hi.swapped.val();
+            self.s1_beat1.d.next = self.swap_lo.swapped.val();
+            self.s1_payload.d.next = 0.into();
             if self.is_data.val() {
                 // Only the header lanes: the payload goes in the rest.
-                self.beat1.d.next = self.swap_lo.swapped.val() & self.data_beat1_mask.val();
+                self.s1_beat1.d.next = self.swap_lo.swapped.val() & self.data_beat1_mask.val();
+                self.s1_payload.d.next = self.payload_len.val();
             }
-            self.frame_len.d.next = self.homa_offset.val() + self.homa_len.val();
-            self.header_len.d.next = self.homa_offset.val() + self.homa_len.val();
+            // The IPv4 header's words in two sums, so that neither the type
+            // decode nor the TOS byte (late from the TX engine) meets the
+            // long sum of the addresses in this stage.
+            self.s1_sum.d.next = self.words_fixed.val()
+                + bit_cast::<20, 16>(self.ip_id.val())
+                + bit_cast::<20, 16>(self.src_ip.val().get_bits::<16>(16))
+                + bit_cast::<20, 16>(self.src_ip.val().get_bits::<16>(0))
+                + bit_cast::<20, 16>(self.dst_ip.val().get_bits::<16>(16))
+                + bit_cast::<20, 16>(self.dst_ip.val().get_bits::<16>(0));
+            self.s1_sum_type.d.next =
+                bit_cast::<20, 8>(self.tos.val()) + bit_cast::<20, 16>(self.total_base.val());
+            self.s1_total_base.d.next = self.total_base.val();
+            self.s1_frame_base.d.next =
+                self.homa_offset.val() - self.ip_header_len.val() + self.total_base.val();
+            self.s1_header_len.d.next = self.homa_offset.val() + self.homa_len.val();
             if self.is_data.val() {
-                self.header_len.d.next = self.homa_offset.val() + self.len_data.val();
+                self.s1_header_len.d.next = self.homa_offset.val() + self.len_data.val();
             }
+        }
+
+        // ---- stage 2: the payload-dependent fields ----
+        self.total_length.next = self.s1_payload.q.val() + self.s1_total_base.q.val();
+        self.ip_sum.next = self.s1_sum.q.val()
+            + self.s1_sum_type.q.val()
+            + bit_cast::<20, 16>(self.s1_payload.q.val());
+        self.ip_sum_folded.next = (self.ip_sum.val() & 0xffff) + (self.ip_sum.val() >> 16);
+        self.ip_sum_final.next =
+            (self.ip_sum_folded.val() & 0xffff) + (self.ip_sum_folded.val() >> 16);
+        self.ip_checksum.next = !self.ip_sum_final.val().get_bits::<16>(0);
+        // Both fields are in the first half of the window (beat 0).
+        self.len_window.next = (bit_cast::<512, 16>(self.total_length.val())
+            << self.at_total_length_beat0.val())
+            | (bit_cast::<512, 16>(self.ip_checksum.val()) << self.at_checksum_beat0.val());
+        self.swap_len.beat.next = self.len_window.val();
+
+        self.valid.d.next = self.s1_valid.q.val();
+        if self.s1_valid.q.val() {
+            self.beat0.d.next = self.s1_beat0.q.val() | self.swap_len.swapped.val();
+            self.beat1.d.next = self.s1_beat1.q.val();
+            self.frame_len.d.next = self.s1_payload.q.val() + self.s1_frame_base.q.val();
+            self.header_len.d.next = self.s1_header_len.q.val();
         }
         self.out_valid.next = self.valid.q.val();
         self.out_beat0.next = self.beat0.q.val();
