@@ -210,7 +210,7 @@ fn verdicts_and_fields_match_the_decoder_on_random_frames() {
 }
 
 #[test]
-fn back_to_back_minimum_frames_each_get_a_verdict_two_cycles_later() {
+fn back_to_back_minimum_frames_each_get_a_verdict_three_cycles_later() {
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let mut sim: Sim<RxParser> = Sim::traced_on_failure("rx_parser_back_to_back");
     sim.set_reset(true);
@@ -229,9 +229,10 @@ fn back_to_back_minimum_frames_each_get_a_verdict_two_cycles_later() {
     let metas = run(&mut sim, &frames, &mut rng, false);
     assert_eq!(metas.len(), frames.len());
     for (i, (cycle, m)) in metas.iter().enumerate() {
-        // Frame i's beat is clocked in by edge start+i+1; the checks run the
-        // cycle after, and the verdict is visible after edge start+i+2.
-        assert_eq!(*cycle, start + i as u64 + 2, "frame {i}");
+        // Frame i's beat is clocked in by edge start+i+1; the checks are
+        // registered at edge start+i+2, and the verdict is visible after
+        // edge start+i+3.
+        assert_eq!(*cycle, start + i as u64 + 3, "frame {i}");
         assert_eq!(m.reason, 0, "frame {i}");
     }
 }

@@ -16,10 +16,23 @@
 //! 90, so two beats always suffice.
 //!
 //! Pipeline (one frame per cycle at most, so back-to-back minimum frames are
-//! fine): the cycle a frame's last beat arrives, the window and the frame
-//! length are registered; the next cycle the checks run on those registers and
-//! the verdict is registered; it is visible on `m_meta_*` the cycle after, for
-//! one cycle (`m_meta_valid`).
+//! fine), three stages:
+//! - input: the edge that takes a frame's last beat registers the window and
+//!   the frame length (`win0`, `win1`, `frame_len`, `check`); the one that
+//!   takes beat 0 also the IPv4 header's checksum words in two partial sums
+//!   (`ip_sum_a`, `ip_sum_b`: the header is all in beat 0);
+//! - checks: the next edge registers each check's outcome as a bit of
+//!   `c1_fail` (bit i: check i of the order below failed), the IPv4 header's
+//!   ones'-complement sum (the halves added) folded once (`c1_ip_sum`) and DATA's payload end
+//!   (`c1_payload_end`), with the window and length carried along;
+//! - verdict: the edge after finishes the two checks left (checksum: the
+//!   second fold and the compare; payload beyond the message: the compare)
+//!   and registers the first failing check's reason.
+//! The verdict is visible on `m_meta_*` after that third edge, for one cycle
+//! (`m_meta_valid`). Why three: the checks and their priority in one cycle
+//! were 15 LUT levels and 15 carry cells (the ten-word checksum sum, two folds
+//! and a compare, then the priority chain); split so, each stage is at most 8
+//! (`make synth`). The stages keep no state across frames: nothing to bypass.
 //!
 //! The checks and their order are those of `homa_wire::Frame::decode`, so the
 //! first failing check names the same problem in both; the block testbench
@@ -179,8 +192,10 @@ pub struct RxParser {
     pub m_meta_ctl_priority: Signal<Out, Bits<8>>,
 
     swap: ByteSwap512,
-    /// Fields of the frame being checked, and of the verdict on the outputs.
+    /// Fields of the frame being checked, in the checks stage, in the verdict
+    /// stage, and of the verdict on the outputs.
     fields: HeaderFields,
+    c1_fields: HeaderFields,
     out_fields: HeaderFields,
     // --- input stage: collects one frame ---
     /// Index of the next beat within its frame (saturates; only 0 and 1 matter
@@ -188,6 +203,9 @@ pub struct RxParser {
     beat: DFF<Bits<10>>,
     win0: DFF<Bits<512>>,
     win1: DFF<Bits<512>>,
+    /// Sums of the IPv4 header's words 0..4 and 5..9, taken with `win0`.
+    ip_sum_a: DFF<Bits<20>>,
+    ip_sum_b: DFF<Bits<20>>,
     /// Frame length of the frame that just ended.
     frame_len: DFF<Bits<16>>,
     /// A frame ended last cycle: run the checks on the registers above.
@@ -207,11 +225,26 @@ pub struct RxParser {
     homa_type: Signal<Local, Bits<8>>,
     type_header_len: Signal<Local, Bits<16>>,
     type_known: Signal<Local, bool>,
+    type_unknown: Signal<Local, bool>,
     num_acks: Signal<Local, Bits<16>>,
     ip_sum: Signal<Local, Bits<20>>,
     ip_sum_folded: Signal<Local, Bits<20>>,
-    ip_sum_final: Signal<Local, Bits<20>>,
     payload_end: Signal<Local, Bits<33>>,
+    /// Bit i: check i (the order of `reason` below) failed; the checksum
+    /// (bit 6) and payload end (bit 13) checks are finished in the verdict stage.
+    fail: Signal<Local, Bits<16>>,
+
+    // --- checks stage registers ---
+    c1_valid: DFF<bool>,
+    c1_fail: DFF<Bits<16>>,
+    c1_ip_sum: DFF<Bits<20>>,
+    c1_payload_end: DFF<Bits<33>>,
+    c1_is_data: DFF<bool>,
+    c1_window: DFF<Bits<1024>>,
+    c1_frame_len: DFF<Bits<16>>,
+
+    // --- verdict stage: combinational over the registers above ---
+    ip_sum_final: Signal<Local, Bits<20>>,
     reason: Signal<Local, Bits<4>>,
 
     // --- output stage ---
@@ -226,8 +259,9 @@ pub struct RxParser {
     at_total_length: Constant<Bits<16>>,
     at_flags_fragment: Constant<Bits<16>>,
     at_protocol: Constant<Bits<16>>,
-    /// Lsb of the first 16-bit word of the IPv4 header; word i is 16 i below.
-    at_ip_word0: Constant<Bits<16>>,
+    /// Lsb of the first 16-bit word of the IPv4 header in beat 0 (swapped);
+    /// word i is 16 i below.
+    at_ip_word0_beat0: Constant<Bits<16>>,
     at_type: Constant<Bits<16>>,
     at_num_acks: Constant<Bits<16>>,
     ethertype_ipv4: Constant<Bits<16>>,
@@ -301,10 +335,13 @@ impl Default for RxParser {
             m_meta_ctl_priority: Default::default(),
             swap: Default::default(),
             fields: Default::default(),
+            c1_fields: Default::default(),
             out_fields: Default::default(),
             beat: Default::default(),
             win0: Default::default(),
             win1: Default::default(),
+            ip_sum_a: Default::default(),
+            ip_sum_b: Default::default(),
             frame_len: Default::default(),
             check: Default::default(),
             keep_count: Default::default(),
@@ -320,11 +357,20 @@ impl Default for RxParser {
             homa_type: Default::default(),
             type_header_len: Default::default(),
             type_known: Default::default(),
+            type_unknown: Default::default(),
             num_acks: Default::default(),
             ip_sum: Default::default(),
             ip_sum_folded: Default::default(),
-            ip_sum_final: Default::default(),
             payload_end: Default::default(),
+            fail: Default::default(),
+            c1_valid: Default::default(),
+            c1_fail: Default::default(),
+            c1_ip_sum: Default::default(),
+            c1_payload_end: Default::default(),
+            c1_is_data: Default::default(),
+            c1_window: Default::default(),
+            c1_frame_len: Default::default(),
+            ip_sum_final: Default::default(),
             reason: Default::default(),
             out_valid: Default::default(),
             out_reason: Default::default(),
@@ -335,13 +381,19 @@ impl Default for RxParser {
             at_total_length: window_lsb(ip, ipv4::TOTAL_LENGTH),
             at_flags_fragment: window_lsb(ip, ipv4::FLAGS_FRAGMENT),
             at_protocol: window_lsb(ip, ipv4::PROTOCOL),
-            at_ip_word0: window_lsb(
-                ip,
-                Field {
-                    name: "word0",
-                    offset: 0,
-                    size: 2,
-                },
+            at_ip_word0_beat0: Constant::new(
+                (window_lsb(
+                    ip,
+                    Field {
+                        name: "word0",
+                        offset: 0,
+                        size: 2,
+                    },
+                )
+                .val()
+                .index() as u64
+                    - 8 * WINDOW_BYTES as u64 / 2)
+                    .to_bits(),
             ),
             at_type: window_lsb(h, common::TYPE),
             at_num_acks: window_lsb(h, layout::ack::NUM_ACKS),
@@ -380,8 +432,17 @@ impl Logic for RxParser {
             beat,
             win0,
             win1,
+            ip_sum_a,
+            ip_sum_b,
             frame_len,
             check,
+            c1_valid,
+            c1_fail,
+            c1_ip_sum,
+            c1_payload_end,
+            c1_is_data,
+            c1_window,
+            c1_frame_len,
             out_valid,
             out_reason,
             out_window,
@@ -410,6 +471,68 @@ impl Logic for RxParser {
         if self.s_axis_tvalid.val() {
             if self.beat.q.val() == 0 {
                 self.win0.d.next = self.swap.swapped.val();
+                // The IPv4 header is in beat 0: its checksum words, summed in
+                // two halves (ten at once are too deep for one stage).
+                self.ip_sum_a.d.next = bit_cast::<20, 16>(
+                    self.swap
+                        .swapped
+                        .val()
+                        .get_bits::<16>(self.at_ip_word0_beat0.val().index()),
+                )
+                + bit_cast::<20, 16>(
+                    self.swap
+                        .swapped
+                        .val()
+                        .get_bits::<16>(self.at_ip_word0_beat0.val().index() - 16),
+                )
+                + bit_cast::<20, 16>(
+                    self.swap
+                        .swapped
+                        .val()
+                        .get_bits::<16>(self.at_ip_word0_beat0.val().index() - 32),
+                )
+                + bit_cast::<20, 16>(
+                    self.swap
+                        .swapped
+                        .val()
+                        .get_bits::<16>(self.at_ip_word0_beat0.val().index() - 48),
+                )
+                + bit_cast::<20, 16>(
+                    self.swap
+                        .swapped
+                        .val()
+                        .get_bits::<16>(self.at_ip_word0_beat0.val().index() - 64),
+                );
+                self.ip_sum_b.d.next = bit_cast::<20, 16>(
+                    self.swap
+                        .swapped
+                        .val()
+                        .get_bits::<16>(self.at_ip_word0_beat0.val().index() - 80),
+                )
+                + bit_cast::<20, 16>(
+                    self.swap
+                        .swapped
+                        .val()
+                        .get_bits::<16>(self.at_ip_word0_beat0.val().index() - 96),
+                )
+                + bit_cast::<20, 16>(
+                    self.swap
+                        .swapped
+                        .val()
+                        .get_bits::<16>(self.at_ip_word0_beat0.val().index() - 112),
+                )
+                + bit_cast::<20, 16>(
+                    self.swap
+                        .swapped
+                        .val()
+                        .get_bits::<16>(self.at_ip_word0_beat0.val().index() - 128),
+                )
+                + bit_cast::<20, 16>(
+                    self.swap
+                        .swapped
+                        .val()
+                        .get_bits::<16>(self.at_ip_word0_beat0.val().index() - 144),
+                );
             }
             if self.beat.q.val() == 1 {
                 self.win1.d.next = self.swap.swapped.val();
@@ -455,52 +578,11 @@ impl Logic for RxParser {
             .val()
             .get_bits::<16>(self.at_num_acks.val().index());
 
-        // Ones-complement sum of the ten 16-bit words of the IPv4 header,
-        // folded twice: 0xffff when the checksum is right.
-        self.ip_sum.next = bit_cast::<20, 16>(
-            self.window
-                .val()
-                .get_bits::<16>(self.at_ip_word0.val().index()),
-        ) + bit_cast::<20, 16>(
-            self.window
-                .val()
-                .get_bits::<16>(self.at_ip_word0.val().index() - 16),
-        ) + bit_cast::<20, 16>(
-            self.window
-                .val()
-                .get_bits::<16>(self.at_ip_word0.val().index() - 32),
-        ) + bit_cast::<20, 16>(
-            self.window
-                .val()
-                .get_bits::<16>(self.at_ip_word0.val().index() - 48),
-        ) + bit_cast::<20, 16>(
-            self.window
-                .val()
-                .get_bits::<16>(self.at_ip_word0.val().index() - 64),
-        ) + bit_cast::<20, 16>(
-            self.window
-                .val()
-                .get_bits::<16>(self.at_ip_word0.val().index() - 80),
-        ) + bit_cast::<20, 16>(
-            self.window
-                .val()
-                .get_bits::<16>(self.at_ip_word0.val().index() - 96),
-        ) + bit_cast::<20, 16>(
-            self.window
-                .val()
-                .get_bits::<16>(self.at_ip_word0.val().index() - 112),
-        ) + bit_cast::<20, 16>(
-            self.window
-                .val()
-                .get_bits::<16>(self.at_ip_word0.val().index() - 128),
-        ) + bit_cast::<20, 16>(
-            self.window
-                .val()
-                .get_bits::<16>(self.at_ip_word0.val().index() - 144),
-        );
+        // Ones'-complement sum of the ten 16-bit words of the IPv4 header
+        // (two halves summed as beat 0 came in), folded once here and once in
+        // the verdict stage: 0xffff when the checksum is right.
+        self.ip_sum.next = self.ip_sum_a.q.val() + self.ip_sum_b.q.val();
         self.ip_sum_folded.next = (self.ip_sum.val() & 0xffff) + (self.ip_sum.val() >> 16);
-        self.ip_sum_final.next =
-            (self.ip_sum_folded.val() & 0xffff) + (self.ip_sum_folded.val() >> 16);
 
         // Header length of the packet type, and whether the type exists.
         self.type_known.next = true;
@@ -528,58 +610,104 @@ impl Logic for RxParser {
         self.payload_end.next = bit_cast::<33, 32>(self.fields.payload_offset.val())
             + bit_cast::<33, 16>(self.fields.payload_len.val());
 
-        // The checks, in homa_wire::Frame::decode's order: the first that fails names the drop.
+        // Each check on its own, in homa_wire::Frame::decode's order (the
+        // verdict stage takes the first that fails): bit i is check i.
+        // (One expression: a Local read back after a write differs between
+        // RustHDL's simulator and Verilog, RUSTHDL.md. No `!` inside it:
+        // Verilog widens the operand to 16 bits before inverting it.)
+        self.type_unknown.next = !self.type_known.val();
+        self.fail.next = bit_cast::<16, 1>((self.frame_len.q.val() < self.min_frame_eth.val()).into()) // 0 Truncated
+            | (bit_cast::<16, 1>((self.ethertype.val() != self.ethertype_ipv4.val()).into()) << 1) // 1 NotIpv4
+            | (bit_cast::<16, 1>((self.frame_len.q.val() < self.min_frame_ip.val()).into()) << 2) // 2 Truncated
+            | (bit_cast::<16, 1>((self.version_ihl.val().get_bits::<4>(4) != 4).into()) << 3) // 3 IpVersion
+            | (bit_cast::<16, 1>((self.version_ihl.val().get_bits::<4>(0) < 5).into()) << 4) // 4 IpHeaderLength
+            | (bit_cast::<16, 1>((self.version_ihl.val().get_bits::<4>(0) > 5).into()) << 5) // 5 IpOptions
+            // 6 IpChecksum: in the verdict stage.
+            | (bit_cast::<16, 1>(
+                ((self.total_length.val() < self.ip_header_len.val())
+                    | (self.total_length.val()
+                        > (self.frame_len.q.val() - self.min_frame_eth.val())))
+                .into(),
+            ) << 7) // 7 IpTotalLength
+            | (bit_cast::<16, 1>((self.flags_fragment.val().get_bits::<14>(0) != 0).into()) << 8) // 8 Fragment
+            | (bit_cast::<16, 1>(
+                ((self.protocol.val() != self.proto_homa.val())
+                    & (self.protocol.val() != self.proto_homa_old.val()))
+                .into(),
+            ) << 9) // 9 NotHoma
+            | (bit_cast::<16, 1>((self.homa_len.val() < self.common_len.val()).into()) << 10) // 10 Truncated
+            | (bit_cast::<16, 1>(self.type_unknown.val().into()) << 11) // 11 UnknownType
+            | (bit_cast::<16, 1>((self.homa_len.val() < self.type_header_len.val()).into()) << 12) // 12 HomaTruncated
+            // 13 PayloadBeyondMessage: in the verdict stage.
+            | (bit_cast::<16, 1>(
+                ((self.homa_type.val() == self.type_ack.val())
+                    & (self.num_acks.val() > self.max_acks.val()))
+                .into(),
+            ) << 14); // 14 TooManyAcks
+
+        // ---- checks stage registers ----
+        self.c1_valid.d.next = self.check.q.val();
+        if self.check.q.val() {
+            self.c1_fail.d.next = self.fail.val();
+            self.c1_ip_sum.d.next = self.ip_sum_folded.val();
+            self.c1_payload_end.d.next = self.payload_end.val();
+            self.c1_is_data.d.next = self.homa_type.val() == self.type_data.val();
+            self.c1_window.d.next = self.window.val();
+            self.c1_frame_len.d.next = self.frame_len.q.val();
+        }
+
+        // ---- verdict stage ----
+        // Ones'-complement sum folded the second time: 0xffff when the checksum is right.
+        self.ip_sum_final.next = (self.c1_ip_sum.q.val() & 0xffff) + (self.c1_ip_sum.q.val() >> 16);
+        self.c1_fields.window.next = self.c1_window.q.val();
+        // The first failing check names the drop.
         self.reason.next = 0.into();
-        if self.frame_len.q.val() < self.min_frame_eth.val() {
+        if self.c1_fail.q.val().get_bit(0) {
             self.reason.next = 1.into(); // Truncated
-        } else if self.ethertype.val() != self.ethertype_ipv4.val() {
+        } else if self.c1_fail.q.val().get_bit(1) {
             self.reason.next = 2.into(); // NotIpv4
-        } else if self.frame_len.q.val() < self.min_frame_ip.val() {
+        } else if self.c1_fail.q.val().get_bit(2) {
             self.reason.next = 1.into(); // Truncated
-        } else if self.version_ihl.val().get_bits::<4>(4) != 4 {
+        } else if self.c1_fail.q.val().get_bit(3) {
             self.reason.next = 3.into(); // IpVersion
-        } else if self.version_ihl.val().get_bits::<4>(0) < 5 {
+        } else if self.c1_fail.q.val().get_bit(4) {
             self.reason.next = 4.into(); // IpHeaderLength
-        } else if self.version_ihl.val().get_bits::<4>(0) > 5 {
+        } else if self.c1_fail.q.val().get_bit(5) {
             self.reason.next = 5.into(); // IpOptions
         } else if self.ip_sum_final.val() != 0xffff {
             self.reason.next = 6.into(); // IpChecksum
-        } else if (self.total_length.val() < self.ip_header_len.val())
-            | (self.total_length.val() > (self.frame_len.q.val() - self.min_frame_eth.val()))
-        {
+        } else if self.c1_fail.q.val().get_bit(7) {
             self.reason.next = 7.into(); // IpTotalLength
-        } else if self.flags_fragment.val().get_bits::<14>(0) != 0 {
+        } else if self.c1_fail.q.val().get_bit(8) {
             self.reason.next = 8.into(); // Fragment
-        } else if (self.protocol.val() != self.proto_homa.val())
-            & (self.protocol.val() != self.proto_homa_old.val())
-        {
+        } else if self.c1_fail.q.val().get_bit(9) {
             self.reason.next = 9.into(); // NotHoma
-        } else if self.homa_len.val() < self.common_len.val() {
+        } else if self.c1_fail.q.val().get_bit(10) {
             self.reason.next = 1.into(); // Truncated
-        } else if !self.type_known.val() {
+        } else if self.c1_fail.q.val().get_bit(11) {
             self.reason.next = 10.into(); // UnknownType
-        } else if self.homa_len.val() < self.type_header_len.val() {
+        } else if self.c1_fail.q.val().get_bit(12) {
             self.reason.next = 11.into(); // HomaTruncated
-        } else if (self.homa_type.val() == self.type_data.val())
-            & (self.payload_end.val() > bit_cast::<33, 32>(self.fields.message_length.val()))
+        } else if self.c1_is_data.q.val()
+            & (self.c1_payload_end.q.val()
+                > bit_cast::<33, 32>(self.c1_fields.message_length.val()))
         {
             self.reason.next = 13.into(); // PayloadBeyondMessage
-        } else if (self.homa_type.val() == self.type_ack.val())
-            & (self.num_acks.val() > self.max_acks.val())
-        {
+        } else if self.c1_fail.q.val().get_bit(14) {
             self.reason.next = 12.into(); // TooManyAcks
         }
 
         // ---- output stage ----
-        self.out_valid.d.next = self.check.q.val();
-        if self.check.q.val() {
+        self.out_valid.d.next = self.c1_valid.q.val();
+        if self.c1_valid.q.val() {
             self.out_reason.d.next = self.reason.val();
-            self.out_window.d.next = self.window.val();
-            self.out_frame_len.d.next = self.frame_len.q.val();
+            self.out_window.d.next = self.c1_window.q.val();
+            self.out_frame_len.d.next = self.c1_frame_len.q.val();
         }
         if self.reset.val() {
             self.beat.d.next = 0.into();
             self.check.d.next = false;
+            self.c1_valid.d.next = false;
             self.out_valid.d.next = false;
         }
 
