@@ -8,8 +8,8 @@
 //! of {tdata, tkeep, tlast}) as they arrive: the MAC cannot wait, so the
 //! write side never stalls. Every frame's verdict arrives later on
 //! `s_verdict_*`, in frame order (the parser's `m_meta_valid` is up after the
-//! second edge following the one that takes the frame's last beat, so the FIFO
-//! takes the verdict at the third). Three queues keep frames and verdicts
+//! third edge following the one that takes the frame's last beat, so the FIFO
+//! takes the verdict at the fourth). Three queues keep frames and verdicts
 //! matched:
 //!
 //! - `pend` (`PEND_DEPTH` registers): one entry per frame whose last beat is
@@ -66,8 +66,10 @@
 //!
 //! Invariants: `wr - rd <= DEPTH`; `frame_start` is `wr` at the first beat of
 //! the frame being written; `pend` never holds more than `PEND_DEPTH` frames:
-//! with the parser's latency at most 3 frames end before the first of them
-//! gets its verdict. A verdict with `pend` empty is ignored, and a frame that
+//! with the parser's latency at most 4 frames end before the first of them
+//! gets its verdict (then `pend` is full, and that verdict's pop and the next
+//! frame's push share an edge: the push writes the entry the pop reads, which
+//! is read from its register before the edge). A verdict with `pend` empty is ignored, and a frame that
 //! ends with `pend` full is lost track of: neither happens with the parser.
 //!
 //! Timing: tdata/tkeep/tlast come straight from the RAM's output register;

@@ -96,6 +96,18 @@ pub fn run(yosys: &Path, script_file: &Path, log_file: &Path) -> anyhow::Result<
     Ok(started.elapsed())
 }
 
+/// The CPU seconds (user + system) yosys reports at the end of its log
+/// ("End of script. ... CPU: user 50.81s system 1.32s, ..."), if it does.
+pub fn cpu_seconds(log: &str) -> Option<f64> {
+    let line = log.lines().rev().find(|l| l.contains("CPU: user"))?;
+    let field = |name: &str| -> Option<f64> {
+        let at = line.find(name)? + name.len();
+        let rest = line[at..].trim_start();
+        rest[..rest.find('s')?].parse().ok()
+    };
+    Some(field("user ")? + field("system ")?)
+}
+
 /// The first line of `yosys -V`, to record which yosys made the numbers.
 pub fn version(yosys: &Path) -> anyhow::Result<String> {
     let out = Command::new(yosys).arg("-V").output().with_context(|| {
@@ -157,6 +169,14 @@ endmodule
             ]
         );
         assert!(children(VERILOG, "rx").is_empty());
+    }
+
+    #[test]
+    fn cpu_time_is_read_from_the_log() {
+        let log = "5. Executing JSON backend.\n\nEnd of script. Logfile hash: b50a385910, \
+                   CPU: user 68.06s system 0.48s, MEM: 542.77 MB peak\nYosys 0.23\n";
+        assert_eq!(cpu_seconds(log), Some(68.54));
+        assert_eq!(cpu_seconds("no such line"), None);
     }
 
     #[test]
