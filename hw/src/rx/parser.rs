@@ -28,6 +28,7 @@
 //! - verdict: the edge after finishes the two checks left (checksum: the
 //!   second fold and the compare; payload beyond the message: the compare)
 //!   and registers the first failing check's reason.
+//!
 //! The verdict is visible on `m_meta_*` after that third edge, for one cycle
 //! (`m_meta_valid`). Why three: the checks and their priority in one cycle
 //! were 15 LUT levels and 15 carry cells (the ten-word checksum sum, two folds

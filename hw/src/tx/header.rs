@@ -42,6 +42,7 @@
 //!   s1_total_base`; checksum = not(fold(fold(`s1_sum + s1_sum_type +
 //!   s1_payload`))); both ORed into beat 0 at their lanes; frame length =
 //!   `s1_payload + s1_frame_base`.
+//!
 //! The stages hold no state across packets, so nothing needs a bypass.
 //!
 //! Timing: inputs are sampled at the edge where `in_valid` is high; the

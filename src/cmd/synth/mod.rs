@@ -175,7 +175,7 @@ pub fn run(args: &SynthArgs) -> anyhow::Result<()> {
             total.resources.add(&row.resources);
             total.deepest.extend(row.deepest.iter().cloned());
         }
-        total.deepest.sort_by(|a, b| b.depth.cmp(&a.depth));
+        total.deepest.sort_by_key(|p| std::cmp::Reverse(p.depth));
         total.deepest.truncate(args.worst.max(1));
         total.ramb36_equivalent = total.resources.ramb36_equivalent();
         let blocks = if instances.is_empty() {
