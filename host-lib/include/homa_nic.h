@@ -48,6 +48,12 @@
 #define HOMA_ERR_INTERNAL -12
 
 /*
+ The homa.conf the card was opened with is invalid, or the card refused it
+ (the log says which key, line and allowed range).
+ */
+#define HOMA_ERR_CONFIG -13
+
+/*
  Largest message, in bytes. (A literal so cbindgen writes it into the
  header; the assertion keeps it the card's limit.)
  */

@@ -35,13 +35,9 @@ use homa_driver::{
 use crate::error::Error;
 use crate::message::{Message, RxShared};
 use crate::nic::Nic;
+use crate::tunables::EndpointSetting;
 use crate::MAX_MESSAGE_BYTES;
 
-/// TX ring entries (and TX slots) per endpoint, as log2.
-const TX_RING_LOG2: u32 = 6;
-/// Completion ring entries per endpoint, as log2: room for a TX completion
-/// per slot and a message per bpage, with slack.
-const CPL_RING_LOG2: u32 = 8;
 /// Bytes per TX slot: the largest message, rounded up to 4 KiB pages.
 const TX_SLOT_BYTES: usize = MAX_MESSAGE_BYTES.div_ceil(4096) * 4096;
 /// Waits (of `Nic::wait`) a closing endpoint gives the card to finish sending.
@@ -151,8 +147,10 @@ pub struct Endpoint {
     queues: Option<EndpointQueues>,
     /// The RX area, shared with received messages.
     rx: Arc<RxShared>,
-    /// `1 << TX_RING_LOG2` slots of `TX_SLOT_BYTES`, messages being sent.
+    /// `tx_slots` slots of `TX_SLOT_BYTES`, messages being sent.
     tx_buffers: DmaBuffer,
+    /// TX slots (= TX ring entries).
+    tx_slots: usize,
     /// TX slots not holding a message the card is sending.
     tx_free: Vec<u32>,
     /// The id of this endpoint's next request.
@@ -171,12 +169,16 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// Opens `port` on the card with [`DEFAULT_BPAGES`] receive bpages.
+    /// Opens `port` on the card with the sizes of the card's homa.conf
+    /// (`endpoint_bpages`, `endpoint_tx_ring_entries`,
+    /// `endpoint_completion_ring_entries`; by default 32 bpages, 64 and 256).
     pub fn open(nic: &Nic, port: u16) -> Result<Endpoint, Error> {
-        Self::open_with_bpages(nic, port, DEFAULT_BPAGES)
+        let bpages = nic.config().endpoint(EndpointSetting::Bpages);
+        Self::open_with_bpages(nic, port, bpages)
     }
 
-    /// Opens `port` on the card with `bpages` (1..=64) receive bpages.
+    /// Opens `port` on the card with `bpages` (1..=64) receive bpages (ring
+    /// sizes from homa.conf).
     pub fn open_with_bpages(nic: &Nic, port: u16, bpages: u32) -> Result<Endpoint, Error> {
         if port == 0 {
             return Err(Error::BadPort);
@@ -204,12 +206,19 @@ impl Endpoint {
 
     fn open_at(nic: &Nic, index: usize, port: u16, bpages: u32) -> Result<Endpoint, Error> {
         let device = &nic.inner.device;
-        let slots = 1u32 << TX_RING_LOG2;
+        let config = nic.config();
+        let tx_ring_log2 = config
+            .endpoint(EndpointSetting::TxRingEntries)
+            .trailing_zeros();
+        let cpl_ring_log2 = config
+            .endpoint(EndpointSetting::CompletionRingEntries)
+            .trailing_zeros();
+        let slots = 1u32 << tx_ring_log2;
         let tx_buffers = device.backend().dma_alloc(slots as usize * TX_SLOT_BYTES)?;
         // The RX area before the queues: the port (written last by the
         // queues) is what opens the endpoint.
         let area = RxArea::register(device, index, bpages)?;
-        let queues = EndpointQueues::open(device, index, port, TX_RING_LOG2, CPL_RING_LOG2)?;
+        let queues = EndpointQueues::open(device, index, port, tx_ring_log2, cpl_ring_log2)?;
         tracing::debug!(port, endpoint = index, bpages, "endpoint open");
         Ok(Endpoint {
             nic: nic.clone(),
@@ -222,6 +231,7 @@ impl Endpoint {
                 open: true.into(),
             }),
             tx_buffers,
+            tx_slots: slots as usize,
             tx_free: (0..slots).rev().collect(),
             next_id: 2,
             outstanding: HashMap::new(),
@@ -346,6 +356,44 @@ impl Endpoint {
         }
     }
 
+    /// True if a request has arrived and not been taken (reads new
+    /// completions; takes nothing). For callers that wait in one place and
+    /// receive in another (the Python binding's asyncio forms).
+    pub fn request_ready(&mut self) -> Result<bool, Error> {
+        if self.requests.is_empty() {
+            self.progress()?;
+        }
+        Ok(!self.requests.is_empty())
+    }
+
+    /// True if the response to request `id` (or its failure) is ready to be
+    /// taken by `try_recv_response`; takes nothing.
+    pub fn response_ready(&mut self, id: RpcId) -> Result<bool, Error> {
+        if !self.outstanding.contains_key(&id)
+            && !self.responses.contains_key(&id)
+            && !self.failed.contains_key(&id)
+        {
+            return Err(Error::NoSuchRpc(id));
+        }
+        if !self.responses.contains_key(&id) {
+            self.progress()?;
+        }
+        Ok(self.responses.contains_key(&id) || self.failed.contains_key(&id))
+    }
+
+    /// True if any response (or failure) is ready for
+    /// `try_recv_any_response`; takes nothing. Fails with
+    /// [`Error::NoSuchRpc`] (id 0) when no request is outstanding.
+    pub fn any_response_ready(&mut self) -> Result<bool, Error> {
+        if self.responses.is_empty() {
+            self.progress()?;
+        }
+        if self.responses.is_empty() && self.failed.is_empty() && self.outstanding() == 0 {
+            return Err(Error::NoSuchRpc(RpcId(0)));
+        }
+        Ok(!self.responses.is_empty() || !self.failed.is_empty())
+    }
+
     /// Puts back a request taken by `try_recv_request` (the C ABI, when the
     /// caller's buffer was too small): it is the next one again.
     pub(crate) fn unreceive_request(&mut self, request: Request) {
@@ -383,7 +431,7 @@ impl Endpoint {
         if queues.tx().free_slots() == 0 {
             queues.reap_tx(device)?;
         }
-        let slots = 1usize << TX_RING_LOG2;
+        let slots = self.tx_slots;
         if self.tx_free.is_empty() || queues.tx().free_slots() == 0 {
             return Err(Error::RingFull { slots });
         }
@@ -476,7 +524,7 @@ impl Endpoint {
 
 impl Drop for Endpoint {
     fn drop(&mut self) {
-        let slots = 1usize << TX_RING_LOG2;
+        let slots = self.tx_slots;
         for _ in 0..CLOSE_WAITS {
             if self.tx_free.len() == slots || self.progress().is_err() {
                 break;

@@ -34,6 +34,9 @@ pub enum Error {
     /// A buffer given to a C call is smaller than the message.
     #[error("buffer of {capacity} bytes for a message of {len}")]
     BufferTooSmall { len: usize, capacity: usize },
+    /// A homa.conf that cannot be used, or that the card refused.
+    #[error("{0}")]
+    Config(#[from] crate::config::ConfigError),
     #[error("device: {0}")]
     Device(#[from] homa_driver::Error),
 }

@@ -43,6 +43,9 @@ pub const HOMA_ERR_DEVICE: i32 = -10;
 pub const HOMA_ERR_INVALID_ARGUMENT: i32 = -11;
 /// A bug in the library (a Rust panic, caught).
 pub const HOMA_ERR_INTERNAL: i32 = -12;
+/// The homa.conf the card was opened with is invalid, or the card refused it
+/// (the log says which key, line and allowed range).
+pub const HOMA_ERR_CONFIG: i32 = -13;
 /// Largest message, in bytes. (A literal so cbindgen writes it into the
 /// header; the assertion keeps it the card's limit.)
 pub const HOMA_MAX_MESSAGE_BYTES: usize = 40_000;
@@ -100,6 +103,7 @@ fn code(e: &Error) -> i32 {
         Error::NoFreeEndpoint(_) => HOMA_ERR_NO_FREE_ENDPOINT,
         Error::BufferTooSmall { .. } => HOMA_ERR_BUFFER_TOO_SMALL,
         Error::Device(_) => HOMA_ERR_DEVICE,
+        Error::Config(_) => HOMA_ERR_CONFIG,
     }
 }
 
@@ -133,6 +137,7 @@ pub extern "C" fn homa_strerror(code: i32) -> *const c_char {
         HOMA_ERR_DEVICE => b"device error\0",
         HOMA_ERR_INVALID_ARGUMENT => b"invalid argument\0",
         HOMA_ERR_INTERNAL => b"internal error\0",
+        HOMA_ERR_CONFIG => b"homa.conf invalid or refused by the card\0",
         _ => b"unknown status\0",
     };
     s.as_ptr().cast()

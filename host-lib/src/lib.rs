@@ -8,6 +8,8 @@
 //! whether the card is real or simulated.
 //!
 //! Files: `nic.rs` (a card opened: addresses, waiting for progress),
+//! `config.rs` and `tunables.rs` (homa.conf: the table of tunables, checking,
+//! applying and reading them back),
 //! `endpoint.rs` (a port: requests, responses, replies), `message.rs`
 //! (received messages and the bpages they hold), `error.rs`, `ffi.rs` (the C
 //! ABI; header in `include/homa_nic.h`).
@@ -33,12 +35,15 @@
 //! Addresses: there is no ARP yet (issue 5), so a [`Peer`] names the peer's
 //! MAC address along with its IPv4 address and port.
 
+pub mod config;
 pub mod endpoint;
 pub mod error;
 pub mod ffi;
 pub mod message;
 pub mod nic;
+pub mod tunables;
 
+pub use config::{ConfigError, HomaConf};
 pub use endpoint::{Endpoint, Peer, Request, Response, RpcId};
 pub use error::Error;
 pub use homa_driver::sim::SimNetwork;

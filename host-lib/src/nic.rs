@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use homa_driver::{Backend, Device, SimBackend};
 
+use crate::config::{self, HomaConf};
 use crate::error::Error;
 use crate::SimNetwork;
 
@@ -25,12 +26,26 @@ pub(crate) struct NicInner {
     pub(crate) ports: Mutex<Vec<Option<u16>>>,
     /// The card's addresses, as last set.
     addresses: Mutex<([u8; 6], Ipv4Addr)>,
+    /// The tunables it was opened with (endpoint sizes are read from here).
+    pub(crate) config: HomaConf,
 }
 
 impl Nic {
-    /// Opens the card behind `backend` (a real card through VFIO, or a simulated one).
+    /// Opens the card behind `backend` (a real card through VFIO, or a
+    /// simulated one) with the machine's homa.conf ([`HomaConf::from_env`]:
+    /// `$HOMA_CONF`, else /etc/homa.conf, else the defaults).
     pub fn open(backend: impl Backend + 'static) -> Result<Nic, Error> {
+        Self::open_with_config(backend, HomaConf::from_env()?)
+    }
+
+    /// Opens the card behind `backend` and applies `config` to it
+    /// ([`config::apply`]: all of it, or nothing).
+    pub fn open_with_config(
+        backend: impl Backend + 'static,
+        config: HomaConf,
+    ) -> Result<Nic, Error> {
         let device = Device::open(backend)?;
+        config::apply(&device, &config)?;
         let interface = device.interface()?;
         let addresses = (interface.mac()?, Ipv4Addr::from(interface.ipv4()?));
         let count = device.endpoint_count();
@@ -39,6 +54,7 @@ impl Nic {
                 device,
                 ports: Mutex::new(vec![None; count]),
                 addresses: Mutex::new(addresses),
+                config,
             }),
         })
     }
@@ -48,6 +64,20 @@ impl Nic {
     /// (`SimNetwork::on_udp_wire`: frames as UDP datagrams, docs/udp-wire.md).
     pub fn open_sim(network: &Arc<Mutex<SimNetwork>>, index: usize) -> Result<Nic, Error> {
         Self::open(SimBackend::on_network(network, index))
+    }
+
+    /// Opens card `index` of a simulated network with `config`.
+    pub fn open_sim_with_config(
+        network: &Arc<Mutex<SimNetwork>>,
+        index: usize,
+        config: HomaConf,
+    ) -> Result<Nic, Error> {
+        Self::open_with_config(SimBackend::on_network(network, index), config)
+    }
+
+    /// The tunables the card was opened with.
+    pub fn config(&self) -> &HomaConf {
+        &self.inner.config
     }
 
     /// Sets the card's MAC and IPv4 addresses (what it puts in every frame

@@ -1,0 +1,294 @@
+//! The card's tunables: the one table `homa.conf` is checked against, applied
+//! from and shown by (`config.rs` does the work; this file is the list).
+//!
+//! DESIGN NOTES
+//! ------------
+//! Names are HomaModule's sysctl names (`/proc/sys/net/homa/*`, WIRE.md
+//! "Behaviour and defaults") where HomaModule has the knob; what only a card
+//! has (its endpoints' ring and pool sizes) is prefixed `endpoint_`. The file
+//! is flat, as the sysctls are.
+//!
+//! Where a value lands is its [`Target`]:
+//! - [`Target::Csr`]: a register of a block found by discovery; `config apply`
+//!   writes it, reads it back, and `config show` reads it live.
+//! - [`Target::Endpoint`]: host-lib uses it for every endpoint it opens (ring
+//!   sizes, bpages); `config show` reads it back from each open endpoint's
+//!   block.
+//! - [`Target::Fixed`]: built into this card's RTL today (or not built yet).
+//!   A file may restate the value (a HomaModule-style file need not be
+//!   trimmed) but not change it; the card refuses anything else, and says
+//!   why. When the RTL grows a register for it, the entry's target becomes
+//!   `Csr` and its range the register's: one line changes here.
+//!
+//! Adding a tunable is adding one [`Tunable`] to [`TUNABLES`]; a cross-key
+//! rule (a combination the card or host-lib refuses) goes in
+//! `config::check_combinations`.
+
+use homa_hw::tx_engine;
+
+/// A tunable's home.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A 32-bit register at `offset` in the block of type `block_type`
+    /// (`homa_hw::regmap::block_type`); an array's element i is at
+    /// `offset + 4 i`.
+    Csr { block_type: u32, offset: u32 },
+    /// Used by host-lib for each endpoint it opens.
+    Endpoint(EndpointSetting),
+    /// Fixed in this card's RTL; `why` says where, or what issue brings it.
+    Fixed { why: &'static str },
+}
+
+/// The endpoint settings host-lib applies at open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndpointSetting {
+    /// TX descriptor ring entries (and TX slots); a power of two.
+    TxRingEntries,
+    /// Completion ring entries; a power of two.
+    CompletionRingEntries,
+    /// Receive bpages (64 KiB each) handed to the card.
+    Bpages,
+}
+
+/// What values a tunable takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// One integer in `min..=max`.
+    Scalar,
+    /// One integer in `min..=max` that is a power of two.
+    PowerOfTwo,
+    /// An array of exactly this many integers, each in `min..=max`.
+    Array(usize),
+}
+
+/// One tunable of the card.
+#[derive(Clone, Copy, Debug)]
+pub struct Tunable {
+    /// The key in homa.conf (HomaModule's sysctl name where it has one).
+    pub name: &'static str,
+    pub target: Target,
+    pub shape: Shape,
+    /// Default value (one element unless `shape` is an array).
+    pub default: &'static [u32],
+    /// Allowed range of each value, inclusive.
+    pub min: u32,
+    pub max: u32,
+    /// One line for the example file and `config show`.
+    pub help: &'static str,
+}
+
+impl Tunable {
+    /// The allowed values, as an error message says them.
+    pub fn allowed(&self) -> String {
+        match self.target {
+            Target::Fixed { .. } => format!("only {} on this card", show_value(self.default)),
+            _ => match self.shape {
+                Shape::Scalar => format!("{}..={}", self.min, self.max),
+                Shape::PowerOfTwo => format!("a power of two in {}..={}", self.min, self.max),
+                Shape::Array(n) => format!("{n} integers, each {}..={}", self.min, self.max),
+            },
+        }
+    }
+}
+
+/// A value as homa.conf writes it: `40000` or `[0, 0, 200]`.
+pub fn show_value(value: &[u32]) -> String {
+    if value.len() == 1 {
+        value[0].to_string()
+    } else {
+        let items: Vec<String> = value.iter().map(u32::to_string).collect();
+        format!("[{}]", items.join(", "))
+    }
+}
+
+/// HomaModule's unsched_cutoffs (entry i: the largest message sent
+/// unscheduled at priority i) as this card's TX engine has them built in.
+const UNSCHED_CUTOFFS: [u32; 8] = [
+    0,
+    0,
+    0,
+    0,
+    tx_engine::UNSCHED_CUTOFFS[3],
+    tx_engine::UNSCHED_CUTOFFS[2],
+    tx_engine::UNSCHED_CUTOFFS[1],
+    tx_engine::UNSCHED_CUTOFFS[0],
+];
+
+const NO_GRANTS: &str = "the card has no grant scheduler yet (issue 8)";
+const NO_TIMERS: &str = "the card has no retransmit timers yet";
+const TX_ENGINE: &str = "built into the TX engine's RTL (homa_hw::tx_engine)";
+
+/// Every tunable of the card, in the order the example file lists them.
+pub const TUNABLES: &[Tunable] = &[
+    // Unscheduled data and priorities.
+    Tunable {
+        name: "unsched_bytes",
+        target: Target::Fixed { why: TX_ENGINE },
+        shape: Shape::Scalar,
+        default: &[tx_engine::MAX_MESSAGE_BYTES],
+        min: 1,
+        max: 1_000_000,
+        help: "bytes of each message sent before any grant",
+    },
+    Tunable {
+        name: "unsched_cutoffs",
+        target: Target::Fixed { why: TX_ENGINE },
+        shape: Shape::Array(8),
+        default: &UNSCHED_CUTOFFS,
+        min: 0,
+        max: 1_000_000,
+        help: "entry i: the largest message sent unscheduled at priority i",
+    },
+    Tunable {
+        name: "cutoff_version",
+        target: Target::Fixed { why: TX_ENGINE },
+        shape: Shape::Scalar,
+        default: &[tx_engine::CUTOFF_VERSION as u32],
+        min: 0,
+        max: 0xffff,
+        help: "version of unsched_cutoffs carried in every DATA packet",
+    },
+    Tunable {
+        name: "num_priorities",
+        target: Target::Fixed { why: TX_ENGINE },
+        shape: Shape::Scalar,
+        default: &[8],
+        min: 1,
+        max: 8,
+        help: "priority levels the switches offer",
+    },
+    Tunable {
+        name: "max_sched_prio",
+        target: Target::Fixed { why: NO_GRANTS },
+        shape: Shape::Scalar,
+        default: &[3],
+        min: 0,
+        max: 7,
+        help: "highest priority of scheduled (granted) data",
+    },
+    // The grant scheduler.
+    Tunable {
+        name: "window",
+        target: Target::Fixed { why: NO_GRANTS },
+        shape: Shape::Scalar,
+        default: &[0],
+        min: 0,
+        max: 1_000_000,
+        help: "grant window past the bytes received; 0: max_incoming / (active + 1)",
+    },
+    Tunable {
+        name: "max_incoming",
+        target: Target::Fixed { why: NO_GRANTS },
+        shape: Shape::Scalar,
+        default: &[400_000],
+        min: 1,
+        max: 100_000_000,
+        help: "granted-but-not-received bytes across the card",
+    },
+    Tunable {
+        name: "max_overcommit",
+        target: Target::Fixed { why: NO_GRANTS },
+        shape: Shape::Scalar,
+        default: &[8],
+        min: 1,
+        max: 64,
+        help: "messages granted at once (the active set)",
+    },
+    Tunable {
+        name: "grant_fifo_fraction",
+        target: Target::Fixed { why: NO_GRANTS },
+        shape: Shape::Scalar,
+        default: &[50],
+        min: 0,
+        max: 500,
+        help: "per mille of grants given to the oldest message",
+    },
+    Tunable {
+        name: "fifo_grant_increment",
+        target: Target::Fixed { why: NO_GRANTS },
+        shape: Shape::Scalar,
+        default: &[50_000],
+        min: 1,
+        max: 1_000_000,
+        help: "bytes granted to the oldest message at once",
+    },
+    Tunable {
+        name: "pacer_fifo_fraction",
+        target: Target::Fixed { why: NO_GRANTS },
+        shape: Shape::Scalar,
+        default: &[50],
+        min: 0,
+        max: 500,
+        help: "per mille of sent bytes given to the oldest outgoing message",
+    },
+    // Timers.
+    Tunable {
+        name: "resend_ticks",
+        target: Target::Fixed { why: NO_TIMERS },
+        shape: Shape::Scalar,
+        default: &[5],
+        min: 1,
+        max: 10_000,
+        help: "ticks of silence before the first RESEND",
+    },
+    Tunable {
+        name: "resend_interval",
+        target: Target::Fixed { why: NO_TIMERS },
+        shape: Shape::Scalar,
+        default: &[5],
+        min: 1,
+        max: 10_000,
+        help: "ticks between RESENDs",
+    },
+    Tunable {
+        name: "timeout_ticks",
+        target: Target::Fixed { why: NO_TIMERS },
+        shape: Shape::Scalar,
+        default: &[100],
+        min: 1,
+        max: 100_000,
+        help: "ticks of silence before an RPC is aborted",
+    },
+    Tunable {
+        name: "request_ack_ticks",
+        target: Target::Fixed { why: NO_TIMERS },
+        shape: Shape::Scalar,
+        default: &[2],
+        min: 1,
+        max: 10_000,
+        help: "ticks after a response is sent before the server asks for an ACK",
+    },
+    // Endpoints (the card's own; HomaModule sizes these per socket).
+    Tunable {
+        name: "endpoint_tx_ring_entries",
+        target: Target::Endpoint(EndpointSetting::TxRingEntries),
+        shape: Shape::PowerOfTwo,
+        default: &[64],
+        min: 2,
+        max: 1024,
+        help: "TX ring entries per endpoint (each holds a 40 KiB message slot)",
+    },
+    Tunable {
+        name: "endpoint_completion_ring_entries",
+        target: Target::Endpoint(EndpointSetting::CompletionRingEntries),
+        shape: Shape::PowerOfTwo,
+        default: &[256],
+        min: 4,
+        max: 32_768,
+        help: "completion ring entries per endpoint",
+    },
+    Tunable {
+        name: "endpoint_bpages",
+        target: Target::Endpoint(EndpointSetting::Bpages),
+        shape: Shape::Scalar,
+        default: &[crate::endpoint::DEFAULT_BPAGES],
+        min: 1,
+        max: homa_driver::rx_area::MAX_BPAGES,
+        help: "64 KiB receive bpages per endpoint (received messages held at once)",
+    },
+];
+
+/// The tunable named `name`.
+pub fn find(name: &str) -> Option<&'static Tunable> {
+    TUNABLES.iter().find(|t| t.name == name)
+}
