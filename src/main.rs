@@ -36,6 +36,8 @@ enum Command {
     Sim(cmd::sim::SimArgs),
     /// Open a card (the simulated one, or a real one with --vfio) and print its register blocks and ID.
     Info(cmd::info::InfoArgs),
+    /// homa.conf, the card's tunables: check a file, apply it to a card, show the live values.
+    Config(cmd::config::ConfigArgs),
     /// An echo server on one simulated card whose Ethernet port is a UDP wire (QEMU -netdev dgram format).
     Server(cmd::server::ServerArgs),
     /// RPCs from one simulated card on a UDP wire to a Homa server; each response checked, RTT per RPC.
@@ -67,6 +69,7 @@ fn main() -> anyhow::Result<()> {
         Command::SampleCapture(args) => cmd::sample_capture::run(&args),
         Command::Sim(args) => cmd::sim::run(&args),
         Command::Info(args) => cmd::info::run(&args),
+        Command::Config(args) => cmd::config::run(&args),
         Command::Server(args) => cmd::server::run(&args),
         Command::Rpc(args) => cmd::rpc::run(&args),
         Command::Setup(args) => cmd::setup::run(&args),

@@ -495,11 +495,13 @@ pub enum Reading {
     Endpoints { next: u32, open: Vec<(u16, u32)> },
 }
 
-/// Reads every tunable of `conf`'s table back from the card behind `nic`.
-pub fn read_live(nic: &crate::Nic) -> Result<Vec<(&'static Tunable, Reading)>, Error> {
-    let device = nic.device();
+/// Reads every tunable of `conf`'s table back from `device` (writes nothing;
+/// `conf` gives the table, and the sizes the next endpoint opens with).
+pub fn read_live(
+    device: &Device,
+    conf: &HomaConf,
+) -> Result<Vec<(&'static Tunable, Reading)>, Error> {
     let backend = device.backend();
-    let conf = nic.config();
     let endpoint_bases: Vec<u32> = device
         .blocks()
         .blocks()

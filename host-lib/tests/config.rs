@@ -346,7 +346,7 @@ fn register_tunables_are_written_and_read_back_live() {
     .unwrap();
     let nic = Nic::open_with_config(SimBackend::new(), conf).unwrap();
     assert_eq!(nic.device().scratch().unwrap().read().unwrap(), 0x1234);
-    let live = config::read_live(&nic).unwrap();
+    let live = config::read_live(nic.device(), nic.config()).unwrap();
     assert_eq!(live[0].1, Reading::Register(vec![0x1234]));
     assert_eq!(live[1].1, Reading::Register(vec![0xffff_edcb]));
 }
@@ -438,7 +438,7 @@ fn endpoint_sizes_reach_the_card_and_rpcs_run_with_them() {
         .unwrap();
     let mut c = Endpoint::open(&client, 1000).unwrap();
     let mut s = Endpoint::open(&server, 99).unwrap();
-    let live = config::read_live(&client).unwrap();
+    let live = config::read_live(client.device(), client.config()).unwrap();
     let endpoints = |name: &str| {
         live.iter()
             .find(|(t, _)| t.name == name)

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod config;
 pub mod decode;
 pub mod demo;
 pub mod info;
