@@ -25,6 +25,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The models and the runtime are compiled position independent, so they
+/// link into shared libraries too: the Python extension (python/) is one.
+/// (Debian's g++ builds PIE objects by default, which a shared library
+/// cannot take: TLS and libc data are reached with executable-only
+/// relocations.)
+const PIC_FLAGS: [&str; 2] = ["-CFLAGS", "-fPIC"];
+
 const INSTALL_HINT: &str =
     "hw-sim needs Verilator, g++ and make: run `sudo apt-get install -y verilator g++ make` (or `make deps`)";
 
@@ -166,7 +173,8 @@ fn build_runtime(cache: &Path, version: &str) -> PathBuf {
             }
         })
         .collect();
-    let dir = cache.join(format!("runtime-{tag}"));
+    // "-pic": compiled position independent (see PIC_FLAGS).
+    let dir = cache.join(format!("runtime-{tag}-pic"));
     let lib = dir.join("libhoma_verilated.a");
     if lib.exists() {
         return dir;
@@ -183,7 +191,8 @@ fn build_runtime(cache: &Path, version: &str) -> PathBuf {
     run(
         Command::new("verilator")
             .current_dir(&tmp)
-            .args(["--cc", "--trace", "--Mdir", ".", "rt.v"]),
+            .args(["--cc", "--trace", "--Mdir", ".", "rt.v"])
+            .args(PIC_FLAGS),
         "verilator (runtime)",
     );
     let objects = ["verilated.o", "verilated_vcd_c.o", "verilated_threads.o"];
@@ -244,6 +253,7 @@ fn build_model(dir: &Path, name: &str, verilog: &str, waivers: &Path, ports: &[P
                 name,
             ])
             .args(["--prefix", &format!("V{name}")])
+            .args(PIC_FLAGS)
             .arg(waivers)
             .arg(&source),
         "verilator",
