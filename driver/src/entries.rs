@@ -2,8 +2,8 @@
 //! `homa_hw::host_abi`, encoded and decoded with its field tables (no offset
 //! is written here), so the host library never touches raw bytes.
 
-use homa_hw::rx::bpage_pool::BPAGE_BYTES;
 use homa_hw::host_abi::{self, completion, tx_desc, ENTRY_BYTES};
+use homa_hw::rx::bpage_pool::BPAGE_BYTES;
 
 /// What a TX descriptor asks the card to send.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -24,7 +24,7 @@
 //! rule (a combination the card or host-lib refuses) goes in
 //! `config::check_combinations`.
 
-use homa_hw::tx_engine;
+use homa_hw::tx::engine as tx_engine;
 
 /// A tunable's home.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,9 +114,9 @@ const UNSCHED_CUTOFFS: [u32; 8] = [
     tx_engine::UNSCHED_CUTOFFS[0],
 ];
 
-const NO_GRANTS: &str = "the card has no grant scheduler yet (issue 8)";
+const NO_GRANTS: &str = "the grant scheduler is not in the card's core yet (issue 8)";
 const NO_TIMERS: &str = "the card has no retransmit timers yet";
-const TX_ENGINE: &str = "built into the TX engine's RTL (homa_hw::tx_engine)";
+const TX_ENGINE: &str = "built into the TX engine's RTL (homa_hw::tx::engine)";
 
 /// Every tunable of the card, in the order the example file lists them.
 pub const TUNABLES: &[Tunable] = &[

@@ -163,7 +163,7 @@ fn a_value_fixed_in_the_rtl_may_be_restated_not_changed() {
     assert_eq!((p.key.as_str(), p.line), ("max_overcommit", Some(2)));
     assert_eq!(
         p.message,
-        "the card refuses 4: the card has no grant scheduler yet (issue 8)"
+        "the card refuses 4: the grant scheduler is not in the card's core yet (issue 8)"
     );
     assert_eq!(p.allowed.as_deref(), Some("only 8 on this card"));
     // Range first: a value no card takes says so.

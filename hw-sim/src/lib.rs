@@ -36,15 +36,15 @@ pub mod models {
     include!(concat!(env!("OUT_DIR"), "/models.rs"));
 }
 
+pub use models::grant_scheduler::GrantScheduler;
 pub use models::homa_core::HomaCore;
 pub use models::rpc_table::RpcTable;
 pub use models::rx_fifo::RxFifo;
 pub use models::rx_parser::RxParser;
-pub use models::tx_framer::TxFramer;
-pub use models::grant_scheduler::GrantScheduler;
 pub use models::send_scheduler::SendScheduler;
-pub use models::winner_tree::WinnerTree;
+pub use models::tx_framer::TxFramer;
 pub use models::tx_header::TxHeader;
+pub use models::winner_tree::WinnerTree;
 
 /// Path of the Verilog the `homa_core` model was built from.
 pub const HOMA_CORE_VERILOG: &str = env!("HOMA_VERILOG_HOMA_CORE");

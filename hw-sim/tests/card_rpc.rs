@@ -5,9 +5,9 @@
 
 mod support;
 
-use homa_hw::rx::bpage_pool::BPAGE_BYTES;
 use homa_hw::host_abi::{self, completion, tx_desc};
 use homa_hw::regmap::{endpoint, rx_counters};
+use homa_hw::rx::bpage_pool::BPAGE_BYTES;
 use homa_hw::tx::engine::MAX_MESSAGE_BYTES;
 use homa_hw_sim::cable::Cable;
 use rand::{Rng, SeedableRng};

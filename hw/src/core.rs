@@ -30,20 +30,20 @@
 
 use rust_hdl::prelude::*;
 
-use crate::tx::arp_responder::ArpResponder;
-use crate::rx::bpage_pool::BpagePool;
-use crate::leaf::cpl_writer::CplWriter;
-use crate::leaf::dma_write_slice::DmaWriteSlice;
 use crate::csr::endpoint_block::EndpointBlock;
 use crate::csr::id_block::IdBlock;
 use crate::csr::interface_block::InterfaceBlock;
+use crate::csr::scratch_block::ScratchBlock;
+use crate::leaf::cpl_writer::CplWriter;
+use crate::leaf::dma_write_slice::DmaWriteSlice;
 use crate::regmap::{self, endpoint, CSR_ADDR_BITS};
-use crate::rx::rpc_table::RpcTable;
+use crate::rx::bpage_pool::BpagePool;
 use crate::rx::counters::RxCounters;
 use crate::rx::engine::RxEngine;
 use crate::rx::fifo::RxFifo;
 use crate::rx::parser::RxParser;
-use crate::csr::scratch_block::ScratchBlock;
+use crate::rx::rpc_table::RpcTable;
+use crate::tx::arp_responder::ArpResponder;
 use crate::tx::engine::TxEngine;
 use crate::tx::framer::TxFramer;
 use crate::tx::header::TxHeaderBuilder;

@@ -76,8 +76,14 @@ pub fn designs() -> Vec<Design> {
         Design::generate("tx_framer", tx::framer::TxFramer::default()),
         Design::generate("rx_fifo", rx::fifo::RxFifo::default()),
         Design::generate("winner_tree", sched::winner_tree::WinnerTree::default()),
-        Design::generate("grant_scheduler", sched::grant_scheduler::GrantScheduler::default()),
-        Design::generate("send_scheduler", sched::send_scheduler::SendScheduler::default()),
+        Design::generate(
+            "grant_scheduler",
+            sched::grant_scheduler::GrantScheduler::default(),
+        ),
+        Design::generate(
+            "send_scheduler",
+            sched::send_scheduler::SendScheduler::default(),
+        ),
     ]
 }
 

@@ -915,7 +915,7 @@ const MAX_MESSAGE_BYTES: usize = homa_host::MAX_MESSAGE_BYTES;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_MESSAGE_BYTES", MAX_MESSAGE_BYTES)?;
-    m.add("BPAGE_BYTES", homa_hw::bpage_pool::BPAGE_BYTES)?;
+    m.add("BPAGE_BYTES", homa_hw::rx::bpage_pool::BPAGE_BYTES)?;
     m.add_class::<Network>()?;
     m.add_class::<Nic>()?;
     m.add_class::<Peer>()?;

@@ -3,9 +3,9 @@
 //! completions by phase bit), in the plainest way, so the card's tests do not
 //! depend on the driver crate.
 
-use homa_hw::rx::bpage_pool::BPAGE_BYTES;
 use homa_hw::host_abi::{self, completion, tx_desc, ENTRY_BYTES};
 use homa_hw::regmap::{endpoint, interface};
+use homa_hw::rx::bpage_pool::BPAGE_BYTES;
 use homa_hw_sim::card::Card;
 use homa_hw_sim::pcie::PcieConfig;
 

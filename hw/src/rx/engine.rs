@@ -33,11 +33,11 @@
 
 use rust_hdl::prelude::*;
 
-use crate::rx::bpage_pool::BPAGE_BYTES;
+use crate::host_abi::completion;
 use crate::leaf::byte_swap::ByteSwap512;
 use crate::leaf::header_fields::HeaderFields;
-use crate::host_abi::completion;
 use crate::regmap::endpoint;
+use crate::rx::bpage_pool::BPAGE_BYTES;
 use crate::rx::rpc_table::{RpcOp, KEY_BITS, SLOT_BITS};
 use homa_wire::layout::{data, HOMA_OFFSET};
 use homa_wire::PacketType;
