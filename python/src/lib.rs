@@ -277,7 +277,7 @@ impl Nic {
                     ..homa_driver::VfioConfig::new(address)
                 };
                 let backend =
-                    homa_driver::VfioBackend::open(&vfio).map_err(homa_driver::Error::from)?;
+                    homa_driver::VfioBackend::open(&vfio)?;
                 homa_host::Nic::open_with_config(backend, conf)
             })
             .map_err(|e| py_error(py, e))?;
