@@ -214,6 +214,19 @@ struct Coverage {
     completed: u64,
 }
 
+/// The RTL's tunables for the model's configuration.
+fn rtl_config(c: &HomaConfig) -> GrantConfig {
+    GrantConfig {
+        max_incoming: c.max_incoming,
+        max_overcommit: c.max_overcommit as u8,
+        window: c.window,
+        max_sched_prio: c.max_sched_prio,
+        unsched_bytes: c.unsched_bytes,
+        grant_fifo_fraction: c.grant_fifo_fraction,
+        fifo_grant_increment: c.fifo_grant_increment,
+    }
+}
+
 /// `packets` DATA packets (and some aborts) with at most `max_live` messages
 /// in flight; the first `prefill` messages are started (their first packet
 /// sent) before anything else happens.
@@ -225,15 +238,7 @@ fn run(
     max_live: usize,
     prefill: usize,
 ) -> Coverage {
-    let rtl_cfg = GrantConfig {
-        max_incoming: model_cfg.max_incoming,
-        max_overcommit: model_cfg.max_overcommit as u8,
-        window: model_cfg.window,
-        max_sched_prio: model_cfg.max_sched_prio,
-        unsched_bytes: model_cfg.unsched_bytes,
-        grant_fifo_fraction: model_cfg.grant_fifo_fraction,
-        fifo_grant_increment: model_cfg.fifo_grant_increment,
-    };
+    let rtl_cfg = rtl_config(&model_cfg);
     let me = host_addr(0);
     let mut model = Endpoint::new(model_cfg.clone(), me);
     let mut rtl = Rtl::new(&format!("grant_scheduler_{label}"), &rtl_cfg, seed ^ 0x5eed);
@@ -493,15 +498,7 @@ fn members_leaving_after_the_sweep_match_the_model() {
 /// the given order (message index, packets), every packet checked as in
 /// `run`. Returns the grants each packet drew.
 fn scripted(label: &str, model_cfg: HomaConfig, lengths: &[u32], script: &[(usize, u32)]) {
-    let rtl_cfg = GrantConfig {
-        max_incoming: model_cfg.max_incoming,
-        max_overcommit: model_cfg.max_overcommit as u8,
-        window: model_cfg.window,
-        max_sched_prio: model_cfg.max_sched_prio,
-        unsched_bytes: model_cfg.unsched_bytes,
-        grant_fifo_fraction: model_cfg.grant_fifo_fraction,
-        fifo_grant_increment: model_cfg.fifo_grant_increment,
-    };
+    let rtl_cfg = rtl_config(&model_cfg);
     let me = host_addr(0);
     let mut model = Endpoint::new(model_cfg.clone(), me);
     let mut rtl = Rtl::new(&format!("grant_scheduler_{label}"), &rtl_cfg, 1);
