@@ -9,13 +9,20 @@ use homa_hw::Design;
 
 fn main() {
     let which = std::env::args().nth(1).unwrap_or_else(|| "cdc_fifo".into());
-    let build = BuildInfo { unix_time: 0, git_commit: [0; 20], git_dirty: false };
+    let build = BuildInfo {
+        unix_time: 0,
+        git_commit: [0; 20],
+        git_dirty: false,
+    };
     let d = match which.as_str() {
         "cdc_fifo" => Design::generate(
             "cdc_fifo",
             AxisAsyncFifo::<9, 10>::new(PointerCode::Gray, FullPolicy::DropWhenFull),
         ),
-        "board_regs" => Design::generate("board_regs", BoardRegs::new("u250", "xcu250-figd2104-2L-e", &build)),
+        "board_regs" => Design::generate(
+            "board_regs",
+            BoardRegs::new("u250", "xcu250-figd2104-2L-e", &build),
+        ),
         "iprog" => Design::generate("iprog", Iprog::default()),
         "reset_bridge" => Design::generate("reset_bridge", ResetBridge::default()),
         other => {

@@ -184,7 +184,9 @@ pub fn boards() -> Vec<Board> {
 
 /// A board by its name, case-insensitively.
 pub fn board(name: &str) -> Option<Board> {
-    boards().into_iter().find(|b| b.name.eq_ignore_ascii_case(name))
+    boards()
+        .into_iter()
+        .find(|b| b.name.eq_ignore_ascii_case(name))
 }
 
 /// Names of the supported boards, for error messages.
@@ -238,7 +240,12 @@ mod tests {
         let all = boards();
         assert_eq!(board_names(), ["u50", "u55c", "u200", "u250", "u280"]);
         for b in &all {
-            assert!(b.part.starts_with(&format!("xc{}", b.name)), "{}: part {}", b.name, b.part);
+            assert!(
+                b.part.starts_with(&format!("xc{}", b.name)),
+                "{}: part {}",
+                b.name,
+                b.part
+            );
             assert_eq!(b.hbm, b.cattrip_pin.is_some(), "{}", b.name);
             let mut pins = vec![
                 b.pcie_refclk_pins.0,

@@ -13,7 +13,10 @@ pub const WAIVERS: &str = include_str!("../../hw/verilator.vlt");
 #[derive(Debug, thiserror::Error)]
 pub enum LintError {
     #[error("cannot write {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("verilator not found ({0}): run `make deps` or `sudo apt-get install -y verilator`")]
     NoVerilator(std::io::Error),
     #[error("{top} fails `verilator --lint-only -Wall`:\n{log}")]
@@ -48,7 +51,8 @@ pub fn lint(dir: &Path, top: &str, verilog: &str) -> Result<(), LintError> {
 
 /// Waivers for the vendor wrappers linted on their own: no WIDTH waiver, so
 /// a port width that differs from the stand-in's (the product guide's) fails.
-const WRAPPER_WAIVERS: &str = "`verilator_config\nlint_off -rule DECLFILENAME\nlint_off -rule UNUSEDSIGNAL\n";
+const WRAPPER_WAIVERS: &str =
+    "`verilator_config\nlint_off -rule DECLFILENAME\nlint_off -rule UNUSEDSIGNAL\n";
 
 /// The vendor wrappers (`crate::top::vendor`) alone, top module = name.
 pub fn vendor_wrappers(board: &crate::board::Board) -> Vec<homa_hw::Design> {

@@ -62,7 +62,12 @@ pub fn constant_words(board: &str, part: &str, build: &BuildInfo) -> Vec<u32> {
     w.extend(ascii_words(part, PART_WORDS));
     w.push(build.unix_time as u32);
     w.push((build.unix_time >> 32) as u32);
-    w.extend(build.git_commit.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+    w.extend(
+        build
+            .git_commit
+            .chunks(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+    );
     w.push(build.git_dirty as u32);
     assert_eq!(w.len(), CONSTANT_WORDS);
     w

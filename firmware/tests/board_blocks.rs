@@ -46,7 +46,11 @@ fn board_registers_name_the_board_part_build_and_commit() {
     for (i, b) in commit.iter_mut().enumerate() {
         *b = 0x10 + i as u8;
     }
-    let build = BuildInfo { unix_time: 0x1_2345_6789, git_commit: commit, git_dirty: true };
+    let build = BuildInfo {
+        unix_time: 0x1_2345_6789,
+        git_commit: commit,
+        git_dirty: true,
+    };
     let mut uut = BoardRegs::new("u250", "xcu250-figd2104-2L-e", &build);
     uut.connect_all();
     uut.reset.next = true;
@@ -56,21 +60,42 @@ fn board_registers_name_the_board_part_build_and_commit() {
     assert_eq!(read(&mut uut, base), Some(regmap::TYPE));
     assert_eq!(read(&mut uut, base + 4), Some(regmap::VERSION));
     assert_eq!(read(&mut uut, base + 8), Some(0), "no next block");
-    assert_eq!(read(&mut uut, base + regmap::BOARD_NAME), Some(u32::from_le_bytes(*b"u250")));
+    assert_eq!(
+        read(&mut uut, base + regmap::BOARD_NAME),
+        Some(u32::from_le_bytes(*b"u250"))
+    );
     let mut part = Vec::new();
     for i in 0..regmap::PART_WORDS as u32 {
-        part.extend(read(&mut uut, base + regmap::PART + 4 * i).unwrap().to_le_bytes());
+        part.extend(
+            read(&mut uut, base + regmap::PART + 4 * i)
+                .unwrap()
+                .to_le_bytes(),
+        );
     }
-    assert_eq!(String::from_utf8(part).unwrap().trim_end_matches('\0'), "xcu250-figd2104-2L-e");
-    assert_eq!(read(&mut uut, base + regmap::BUILD_TIME_LO), Some(0x2345_6789));
+    assert_eq!(
+        String::from_utf8(part).unwrap().trim_end_matches('\0'),
+        "xcu250-figd2104-2L-e"
+    );
+    assert_eq!(
+        read(&mut uut, base + regmap::BUILD_TIME_LO),
+        Some(0x2345_6789)
+    );
     assert_eq!(read(&mut uut, base + regmap::BUILD_TIME_HI), Some(1));
     let mut got = Vec::new();
     for i in 0..regmap::GIT_COMMIT_WORDS as u32 {
-        got.extend(read(&mut uut, base + regmap::GIT_COMMIT + 4 * i).unwrap().to_le_bytes());
+        got.extend(
+            read(&mut uut, base + regmap::GIT_COMMIT + 4 * i)
+                .unwrap()
+                .to_le_bytes(),
+        );
     }
     assert_eq!(got, commit);
     assert_eq!(read(&mut uut, base + regmap::GIT_DIRTY), Some(1));
-    assert_eq!(read(&mut uut, base + 0xfc), Some(0), "unused offsets read 0");
+    assert_eq!(
+        read(&mut uut, base + 0xfc),
+        Some(0),
+        "unused offsets read 0"
+    );
     // The core's half: not selected, no answer from the board block.
     uut.csr_addr.next = 0x00_0100u64.to_bits();
     settle(&mut uut);
@@ -81,17 +106,33 @@ fn board_registers_name_the_board_part_build_and_commit() {
 
 #[test]
 fn only_the_magic_word_at_reboot_requests_a_reboot() {
-    let build = BuildInfo { unix_time: 0, git_commit: [0; 20], git_dirty: false };
+    let build = BuildInfo {
+        unix_time: 0,
+        git_commit: [0; 20],
+        git_dirty: false,
+    };
     let mut uut = BoardRegs::new("u50", "xcu50-fsvh2104-2-e", &build);
     uut.connect_all();
     uut.reset.next = true;
     tick_regs(&mut uut);
     uut.reset.next = false;
-    write(&mut uut, regmap::BASE + regmap::REBOOT, regmap::REBOOT_MAGIC ^ 1);
-    write(&mut uut, regmap::BASE + regmap::MAC_STATUS, regmap::REBOOT_MAGIC);
+    write(
+        &mut uut,
+        regmap::BASE + regmap::REBOOT,
+        regmap::REBOOT_MAGIC ^ 1,
+    );
+    write(
+        &mut uut,
+        regmap::BASE + regmap::MAC_STATUS,
+        regmap::REBOOT_MAGIC,
+    );
     write(&mut uut, regmap::REBOOT, regmap::REBOOT_MAGIC); // the core's half
     assert!(!uut.reboot.val());
-    write(&mut uut, regmap::BASE + regmap::REBOOT, regmap::REBOOT_MAGIC);
+    write(
+        &mut uut,
+        regmap::BASE + regmap::REBOOT,
+        regmap::REBOOT_MAGIC,
+    );
     assert!(uut.reboot.val());
     assert_eq!(read(&mut uut, regmap::BASE + regmap::REBOOT), Some(0));
     uut.reset.next = true;
@@ -174,7 +215,10 @@ fn a_reset_request_on_either_side_resets_both_sides_together() {
             b_cycles += uut.b_reset.val() as u32;
             both += (uut.a_reset.val() && uut.b_reset.val()) as u32;
         }
-        assert!(a_cycles >= 31 && b_cycles >= 31, "a {a_cycles}, b {b_cycles}");
+        assert!(
+            a_cycles >= 31 && b_cycles >= 31,
+            "a {a_cycles}, b {b_cycles}"
+        );
         assert!(both >= 20, "the two resets overlap for only {both} cycles");
         assert!(!uut.a_reset.val() && !uut.b_reset.val(), "reset never ends");
     }

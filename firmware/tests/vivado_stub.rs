@@ -14,7 +14,11 @@ use homa_firmware::vivado;
 const STUB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tcl/vivado_stub.tcl");
 
 fn build() -> BuildInfo {
-    BuildInfo { unix_time: 1_700_000_000, git_commit: [0x5a; 20], git_dirty: false }
+    BuildInfo {
+        unix_time: 1_700_000_000,
+        git_commit: [0x5a; 20],
+        git_dirty: false,
+    }
 }
 
 /// Runs the stub on `dir/build.tcl`: Ok(stdout) or Err(stderr).
@@ -37,7 +41,10 @@ fn every_board_build_script_passes_the_stubbed_vivado() {
         let dir = tempfile::tempdir().unwrap();
         vivado::write_build_dir(&b, &build(), dir.path()).unwrap();
         let out = stub(dir.path()).unwrap_or_else(|e| panic!("{}: {e}", b.name));
-        assert!(out.contains(&format!("homa_{} for {}", b.name, b.part)), "{out}");
+        assert!(
+            out.contains(&format!("homa_{} for {}", b.name, b.part)),
+            "{out}"
+        );
         let pins = if b.hbm { 8 } else { 10 };
         assert!(out.contains(&format!("{pins} pins")), "{}: {out}", b.name);
     }
@@ -58,25 +65,40 @@ fn broken(file: &str, edit: impl Fn(&str) -> String) -> String {
 
 #[test]
 fn a_misspelt_ip_property_fails() {
-    let e = broken("ip.tcl", |t| t.replace("CONFIG.axisten_freq", "CONFIG.axisten_frequency"));
-    assert!(e.contains("unknown property CONFIG.axisten_frequency"), "{e}");
-    let e = broken("ip.tcl", |t| t.replace("CONFIG.GT_GROUP_SELECT", "CONFIG.GT_GROUP_SEL"));
+    let e = broken("ip.tcl", |t| {
+        t.replace("CONFIG.axisten_freq", "CONFIG.axisten_frequency")
+    });
+    assert!(
+        e.contains("unknown property CONFIG.axisten_frequency"),
+        "{e}"
+    );
+    let e = broken("ip.tcl", |t| {
+        t.replace("CONFIG.GT_GROUP_SELECT", "CONFIG.GT_GROUP_SEL")
+    });
     assert!(e.contains("unknown property"), "{e}");
 }
 
 #[test]
 fn a_pin_or_port_typo_fails() {
-    let e = broken("homa_u250.xdc", |t| t.replace("[get_ports pcie_perst_n]", "[get_ports pcie_rst_n]"));
+    let e = broken("homa_u250.xdc", |t| {
+        t.replace("[get_ports pcie_perst_n]", "[get_ports pcie_rst_n]")
+    });
     assert!(e.contains("no such port"), "{e}");
-    let e = broken("homa_u250.xdc", |t| t.replace("PACKAGE_PIN BD21", "PACKAGE_PIN BD2I"));
+    let e = broken("homa_u250.xdc", |t| {
+        t.replace("PACKAGE_PIN BD21", "PACKAGE_PIN BD2I")
+    });
     assert!(e.contains("not a package pin"), "{e}");
-    let e = broken("homa_u250.xdc", |t| t.replace("PACKAGE_PIN AY38", "PACKAGE_PIN AY37"));
+    let e = broken("homa_u250.xdc", |t| {
+        t.replace("PACKAGE_PIN AY38", "PACKAGE_PIN AY37")
+    });
     assert!(e.contains("pin AY37 given to"), "{e}");
 }
 
 #[test]
 fn a_missing_file_or_a_flash_image_in_the_golden_region_fails() {
-    let e = broken("build.tcl", |t| t.replace("homa_u250.xdc", "homa_u250_missing.xdc"));
+    let e = broken("build.tcl", |t| {
+        t.replace("homa_u250.xdc", "homa_u250_missing.xdc")
+    });
     assert!(e.contains("no such file"), "{e}");
     let e = broken("build.tcl", |t| t.replace("up 0x01002000", "up 0x00000000"));
     assert!(e.contains("user-image address"), "{e}");
@@ -87,8 +109,17 @@ fn a_missing_file_or_a_flash_image_in_the_golden_region_fails() {
 #[test]
 fn the_pcie_ids_are_the_ones_the_driver_looks_for() {
     let id = homa_driver::HOMA_NIC_IDS[0];
-    assert_eq!((vivado::PCI_VENDOR_ID, vivado::PCI_DEVICE_ID), (id.vendor, id.device));
+    assert_eq!(
+        (vivado::PCI_VENDOR_ID, vivado::PCI_DEVICE_ID),
+        (id.vendor, id.device)
+    );
     let tcl = vivado::ip_tcl(&board("u50").unwrap());
-    assert!(tcl.contains(&format!("CONFIG.vendor_id {{{:04X}}}", id.vendor)), "{tcl}");
-    assert!(tcl.contains(&format!("CONFIG.PF0_DEVICE_ID {{{:04X}}}", id.device)), "{tcl}");
+    assert!(
+        tcl.contains(&format!("CONFIG.vendor_id {{{:04X}}}", id.vendor)),
+        "{tcl}"
+    );
+    assert!(
+        tcl.contains(&format!("CONFIG.PF0_DEVICE_ID {{{:04X}}}", id.device)),
+        "{tcl}"
+    );
 }

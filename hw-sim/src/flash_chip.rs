@@ -81,8 +81,16 @@ enum Busy {
     Idle,
     /// Until `until_ns`; the range `start..start + len` gets `data` (program:
     /// ANDed in) or 0xFF (erase) when it ends.
-    Program { until_ns: u64, addr: u32, data: Vec<u8> },
-    Erase { until_ns: u64, start: u32, len: u32 },
+    Program {
+        until_ns: u64,
+        addr: u32,
+        data: Vec<u8>,
+    },
+    Erase {
+        until_ns: u64,
+        start: u32,
+        len: u32,
+    },
 }
 
 /// A transaction's decoding state.
@@ -93,17 +101,31 @@ enum Phase {
     /// Selected, waiting for the command byte.
     Command,
     /// Collecting address bytes of `cmd`.
-    Address { cmd: u8, addr: u32, left: u8 },
+    Address {
+        cmd: u8,
+        addr: u32,
+        left: u8,
+    },
     /// Reading from `addr` on.
-    Read { addr: u32 },
+    Read {
+        addr: u32,
+    },
     /// Collecting page-program data.
-    ProgramData { addr: u32, data: Vec<u8> },
+    ProgramData {
+        addr: u32,
+        data: Vec<u8>,
+    },
     /// Erase command with its address, waiting for deselect.
-    EraseArmed { start: u32, len: u32 },
+    EraseArmed {
+        start: u32,
+        len: u32,
+    },
     /// Status reads repeat the register for as long as the chip is selected.
     Status,
     FlagStatus,
-    Id { index: usize },
+    Id {
+        index: usize,
+    },
     /// Write extended address register: one data byte.
     ExtAddrWrite,
     ExtAddrRead,
@@ -167,7 +189,11 @@ impl FlashChip {
 
     fn settle(&mut self) {
         match std::mem::replace(&mut self.busy, Busy::Idle) {
-            Busy::Program { until_ns, addr, data } if until_ns <= self.now_ns => {
+            Busy::Program {
+                until_ns,
+                addr,
+                data,
+            } if until_ns <= self.now_ns => {
                 for (i, b) in data.iter().enumerate() {
                     let a = page_wrap(addr, i as u32);
                     let old = self.peek(a);
@@ -176,7 +202,11 @@ impl FlashChip {
                 self.programs_done += 1;
                 self.wel = false;
             }
-            Busy::Erase { until_ns, start, len } if until_ns <= self.now_ns && !self.erases_stick => {
+            Busy::Erase {
+                until_ns,
+                start,
+                len,
+            } if until_ns <= self.now_ns && !self.erases_stick => {
                 for a in (start..start + len).step_by(SUBSECTOR as usize) {
                     self.blocks.remove(&(a / SUBSECTOR));
                 }
@@ -237,14 +267,20 @@ impl FlashChip {
             Phase::Address { cmd, addr, left } => {
                 let addr = addr << 8 | byte_in as u32;
                 if left > 1 {
-                    self.phase = Phase::Address { cmd, addr, left: left - 1 };
+                    self.phase = Phase::Address {
+                        cmd,
+                        addr,
+                        left: left - 1,
+                    };
                 } else {
                     self.addressed(cmd, addr);
                 }
                 0xFF
             }
             Phase::Read { addr } => {
-                self.phase = Phase::Read { addr: (addr + 1) % SIZE };
+                self.phase = Phase::Read {
+                    addr: (addr + 1) % SIZE,
+                };
                 self.peek(addr)
             }
             Phase::ProgramData { addr, mut data } => {
@@ -310,8 +346,16 @@ impl FlashChip {
                 };
             }
             Phase::EraseArmed { start, len } => {
-                let ns = if len == SECTOR { self.timing.sector_erase_ns } else { self.timing.subsector_erase_ns };
-                self.busy = Busy::Erase { until_ns: self.now_ns + ns, start, len };
+                let ns = if len == SECTOR {
+                    self.timing.sector_erase_ns
+                } else {
+                    self.timing.subsector_erase_ns
+                };
+                self.busy = Busy::Erase {
+                    until_ns: self.now_ns + ns,
+                    start,
+                    len,
+                };
             }
             _ => {}
         }
@@ -354,7 +398,13 @@ impl FlashChip {
                 let left = if self.four_byte { 4 } else { 3 };
                 self.phase = Phase::Address { cmd, addr: 0, left };
             }
-            0x13 | 0x12 | 0x21 | 0xDC => self.phase = Phase::Address { cmd, addr: 0, left: 4 },
+            0x13 | 0x12 | 0x21 | 0xDC => {
+                self.phase = Phase::Address {
+                    cmd,
+                    addr: 0,
+                    left: 4,
+                }
+            }
             _ => {}
         }
     }
@@ -362,12 +412,25 @@ impl FlashChip {
     /// The address of `cmd` is complete.
     fn addressed(&mut self, cmd: u8, addr: u32) {
         let three_byte = matches!(cmd, 0x03 | 0x02 | 0x20 | 0xD8) && !self.four_byte;
-        let addr = if three_byte { (self.ext_addr as u32) << 24 | addr } else { addr } % SIZE;
+        let addr = if three_byte {
+            (self.ext_addr as u32) << 24 | addr
+        } else {
+            addr
+        } % SIZE;
         self.phase = match cmd {
             0x03 | 0x13 => Phase::Read { addr },
-            0x02 | 0x12 if self.wel => Phase::ProgramData { addr, data: Vec::new() },
-            0x20 | 0x21 if self.wel => Phase::EraseArmed { start: addr & !(SUBSECTOR - 1), len: SUBSECTOR },
-            0xD8 | 0xDC if self.wel => Phase::EraseArmed { start: addr & !(SECTOR - 1), len: SECTOR },
+            0x02 | 0x12 if self.wel => Phase::ProgramData {
+                addr,
+                data: Vec::new(),
+            },
+            0x20 | 0x21 if self.wel => Phase::EraseArmed {
+                start: addr & !(SUBSECTOR - 1),
+                len: SUBSECTOR,
+            },
+            0xD8 | 0xDC if self.wel => Phase::EraseArmed {
+                start: addr & !(SECTOR - 1),
+                len: SECTOR,
+            },
             _ => Phase::Ignore,
         };
     }
@@ -518,7 +581,11 @@ mod tests {
         txn(&mut f, &[0x06]);
         txn(&mut f, &[0x21, 0, 0, 0, 0]);
         f.advance(5_000_000_000);
-        assert_eq!(txn(&mut f, &[0x05, 0])[1] & STATUS_WIP, STATUS_WIP, "still erasing");
+        assert_eq!(
+            txn(&mut f, &[0x05, 0])[1] & STATUS_WIP,
+            STATUS_WIP,
+            "still erasing"
+        );
         f.power_cut();
         assert_eq!(txn(&mut f, &[0x05, 0])[1], 0);
         // Half erased: neither the old data nor erased.

@@ -128,7 +128,12 @@ fn one_beat_frames_back_to_back_are_each_judged_and_data_behind_them_arrives_who
     // one-beat frames back to back, as many as the parser's pipeline holds.
     // Good and bad frames alternate, so a verdict matched to the wrong frame
     // shows as a good frame dropped, or a bad one let through to the engine.
-    let mut h = TestHost::new("card_rx_back_to_back", [2, 0, 0, 0, 0, 2], 0x0a00_0002, &[99]);
+    let mut h = TestHost::new(
+        "card_rx_back_to_back",
+        [2, 0, 0, 0, 0, 2],
+        0x0a00_0002,
+        &[99],
+    );
     let len = 2 * PAYLOAD + 10;
     let fill = |i: usize| (i * 13 % 241) as u8;
     let mut bad_checksum = 0;

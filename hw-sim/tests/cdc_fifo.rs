@@ -60,10 +60,18 @@ trait Fifo: Model {
 macro_rules! fifo_ports {
     ($t:ty) => {
         impl Fifo for $t {
-            fn set_wclk(&mut self, v: bool) { self.set_clock(v) }
-            fn set_rclk(&mut self, v: bool) { self.set_m_clock(v) }
-            fn set_wreset(&mut self, v: bool) { self.set_reset(v) }
-            fn set_rreset(&mut self, v: bool) { self.set_m_reset(v) }
+            fn set_wclk(&mut self, v: bool) {
+                self.set_clock(v)
+            }
+            fn set_rclk(&mut self, v: bool) {
+                self.set_m_clock(v)
+            }
+            fn set_wreset(&mut self, v: bool) {
+                self.set_reset(v)
+            }
+            fn set_rreset(&mut self, v: bool) {
+                self.set_m_reset(v)
+            }
             fn set_in(&mut self, b: &Beat, valid: bool) {
                 self.set_s_axis_tdata(&b.data);
                 self.set_s_axis_tkeep(b.keep);
@@ -71,7 +79,9 @@ macro_rules! fifo_ports {
                 self.set_s_axis_tuser(b.user);
                 self.set_s_axis_tvalid(valid);
             }
-            fn in_ready(&self) -> bool { self.s_axis_tready() }
+            fn in_ready(&self) -> bool {
+                self.s_axis_tready()
+            }
             fn out(&self) -> Beat {
                 Beat {
                     data: self.m_axis_tdata(),
@@ -80,14 +90,22 @@ macro_rules! fifo_ports {
                     user: self.m_axis_tuser(),
                 }
             }
-            fn out_valid(&self) -> bool { self.m_axis_tvalid() }
-            fn set_out_ready(&mut self, v: bool) { self.set_m_axis_tready(v) }
+            fn out_valid(&self) -> bool {
+                self.m_axis_tvalid()
+            }
+            fn set_out_ready(&mut self, v: bool) {
+                self.set_m_axis_tready(v)
+            }
             fn set_meta(&mut self, w2r: u8, r2w: u8) {
                 self.set_meta_w2r(w2r);
                 self.set_meta_r2w(r2w);
             }
-            fn drops(&self) -> u32 { self.overflow_drops() }
-            fn errors(&self) -> u32 { self.error_drops() }
+            fn drops(&self) -> u32 {
+                self.overflow_drops()
+            }
+            fn errors(&self) -> u32 {
+                self.error_drops()
+            }
         }
     };
 }
@@ -112,16 +130,27 @@ fn beat_of(seq: u32, i: usize, len: usize) -> Beat {
     data[1] = i as u32;
     data[2] = len as u32;
     for (w, word) in data.iter_mut().enumerate().skip(3) {
-        *word = seq.wrapping_mul(0x9e37_79b9) ^ ((i as u32) << 20) ^ (w as u32).wrapping_mul(0x85eb_ca6b);
+        *word = seq.wrapping_mul(0x9e37_79b9)
+            ^ ((i as u32) << 20)
+            ^ (w as u32).wrapping_mul(0x85eb_ca6b);
     }
     let last = i + 1 == len;
     let keep = if last {
         let bytes = 1 + (seq as usize * 7 + len) % 64;
-        if bytes == 64 { u64::MAX } else { (1u64 << bytes) - 1 }
+        if bytes == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bytes) - 1
+        }
     } else {
         u64::MAX
     };
-    Beat { data, keep, last, user: last && seq.is_multiple_of(5) }
+    Beat {
+        data,
+        keep,
+        last,
+        user: last && seq.is_multiple_of(5),
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -159,7 +188,10 @@ fn run<F: Fifo>(cfg: Config) -> Result<Outcome, String> {
     let mut m = F::new();
     let mut out = Outcome::default();
     let jitter = |rng: &mut ChaCha8Rng, p: u64| p + rng.gen_range(0..=p / 10) - p / 20;
-    let (mut t_w, mut t_r) = (rng.gen_range(0..cfg.w_period_ps), rng.gen_range(0..cfg.r_period_ps));
+    let (mut t_w, mut t_r) = (
+        rng.gen_range(0..cfg.w_period_ps),
+        rng.gen_range(0..cfg.r_period_ps),
+    );
     let (mut last_w, mut last_r) = (0u64, 0u64);
     let (mut w_count, mut r_count) = (0u64, 0u64);
 
@@ -236,7 +268,9 @@ fn run<F: Fifo>(cfg: Config) -> Result<Outcome, String> {
             let live = r_count >= reset_edges;
             let v = m.out_valid() && live;
             if in_frame_ready_run && !v && cfg.p_ready == 1.0 {
-                return Err(format!("gap inside frame {expect_seq} with the reader always ready"));
+                return Err(format!(
+                    "gap inside frame {expect_seq} with the reader always ready"
+                ));
             }
             if v && ready {
                 let b = m.out();
@@ -297,7 +331,9 @@ fn run<F: Fifo>(cfg: Config) -> Result<Outcome, String> {
                 let s = got[0].data[0];
                 let n = got[0].data[2] as usize;
                 if s < expect_seq || (!cfg.lossy && s != expect_seq) || got.len() != n {
-                    return Err(format!("frame {s} out while draining, expected {expect_seq}"));
+                    return Err(format!(
+                        "frame {s} out while draining, expected {expect_seq}"
+                    ));
                 }
                 for (i, g) in got.iter().enumerate() {
                     if *g != beat_of(s, i, n) {
@@ -335,7 +371,10 @@ fn run<F: Fifo>(cfg: Config) -> Result<Outcome, String> {
     if cfg.lossy {
         let bad_sent = (0..out.sent).filter(|s| s.is_multiple_of(5)).count() as u32;
         if out.errors > bad_sent || out.errors == 0 {
-            return Err(format!("{bad_sent} bad frames sent, error_drops says {}", out.errors));
+            return Err(format!(
+                "{bad_sent} bad frames sent, error_drops says {}",
+                out.errors
+            ));
         }
         out.bad_lost = out.errors;
     } else if out.errors != 0 {
@@ -348,7 +387,10 @@ fn run<F: Fifo>(cfg: Config) -> Result<Outcome, String> {
         ));
     }
     if !cfg.lossy && out.lost != 0 {
-        return Err(format!("{} frames lost with back-pressure available", out.lost));
+        return Err(format!(
+            "{} frames lost with back-pressure available",
+            out.lost
+        ));
     }
     Ok(out)
 }
@@ -367,9 +409,20 @@ fn configs(lossy: bool) -> Vec<Config> {
     };
     // MAC -> core (RX) and core -> MAC (TX) clocks.
     v.push(base);
-    v.push(Config { seed: 2, w_period_ps: 4000, r_period_ps: 3103, ..base });
+    v.push(Config {
+        seed: 2,
+        w_period_ps: 4000,
+        r_period_ps: 3103,
+        ..base
+    });
     // Reader always ready: also checks that frames come out without gaps.
-    v.push(Config { seed: 3, w_period_ps: 4000, r_period_ps: 3103, p_ready: 1.0, ..base });
+    v.push(Config {
+        seed: 3,
+        w_period_ps: 4000,
+        r_period_ps: 3103,
+        p_ready: 1.0,
+        ..base
+    });
     // Random unrelated periods, writer from 3x slower to 3x faster than the reader.
     let mut rng = ChaCha8Rng::seed_from_u64(if lossy { 77 } else { 78 });
     for seed in 10..14 {
@@ -408,7 +461,10 @@ fn drop_fifo_loses_whole_frames_only_and_counts_them() {
         total_drops += o.drops;
     }
     // The stimulus overflows the FIFO, or the test proves nothing about drops.
-    assert!(total_drops > 100, "only {total_drops} frames dropped in all");
+    assert!(
+        total_drops > 100,
+        "only {total_drops} frames dropped in all"
+    );
 }
 
 #[test]
@@ -435,7 +491,8 @@ fn binary_counts_survive_sampling_faults_in_this_design() {
     // subtraction of counts, a multi-step reader) shows up.
     let mut faults = 0;
     for cfg in configs(false).into_iter().take(3) {
-        let o = run::<cdc_fifo_binary::CdcFifoBinary>(cfg).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
+        let o =
+            run::<cdc_fifo_binary::CdcFifoBinary>(cfg).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
         faults += o.faults_injected;
     }
     assert!(faults > 5_000, "only {faults} sampling faults injected");

@@ -104,10 +104,22 @@ impl Wire {
 
 #[test]
 fn the_flash_port_reads_programs_and_polls_the_chip_bit_by_bit() {
-    let build = BuildInfo { unix_time: 0, git_commit: [0; 20], git_dirty: false };
+    let build = BuildInfo {
+        unix_time: 0,
+        git_commit: [0; 20],
+        git_dirty: false,
+    };
     let mut uut = BoardRegs::new("u250", "xcu250-figd2104-2L-e", &build);
     uut.connect_all();
-    let mut w = Wire { chip: FlashChip::default(), selected: false, last_sck: false, bits_in: 0, count: 0, out: 0xFF, cycles: 0 };
+    let mut w = Wire {
+        chip: FlashChip::default(),
+        selected: false,
+        last_sck: false,
+        bits_in: 0,
+        count: 0,
+        out: 0xFF,
+        cycles: 0,
+    };
     uut.reset.next = true;
     w.tick(&mut uut);
     uut.reset.next = false;
@@ -130,7 +142,10 @@ fn the_flash_port_reads_programs_and_polls_the_chip_bit_by_bit() {
         polls += 1;
         assert!(polls < 1000, "the program never finished");
     }
-    assert!(polls > 10, "a page program takes 128 us, {polls} polls of ~1 us");
+    assert!(
+        polls > 10,
+        "a page program takes 128 us, {polls} polls of ~1 us"
+    );
     let mut cmd = vec![0x13];
     cmd.extend(addr.to_be_bytes());
     cmd.extend(std::iter::repeat_n(0, data.len()));
@@ -138,6 +153,8 @@ fn the_flash_port_reads_programs_and_polls_the_chip_bit_by_bit() {
     for (i, &b) in data.iter().enumerate() {
         assert_eq!(w.chip.peek(addr + i as u32), b);
     }
-    eprintln!("flash port: {per_byte:.0} core cycles per byte through the registers (SCK 31.25 MHz)");
+    eprintln!(
+        "flash port: {per_byte:.0} core cycles per byte through the registers (SCK 31.25 MHz)"
+    );
     assert!(per_byte < 100.0, "{per_byte} cycles per byte");
 }

@@ -276,8 +276,7 @@ impl Nic {
                     bar,
                     ..homa_driver::VfioConfig::new(address)
                 };
-                let backend =
-                    homa_driver::VfioBackend::open(&vfio)?;
+                let backend = homa_driver::VfioBackend::open(&vfio)?;
                 homa_host::Nic::open_with_config(backend, conf)
             })
             .map_err(|e| py_error(py, e))?;

@@ -50,9 +50,11 @@ fn run(args: Args) -> Result<()> {
             board::board_names().join(", ")
         );
     };
-    let out = args
-        .out
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("build").join(board.name));
+    let out = args.out.unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("build")
+            .join(board.name)
+    });
     let build = build_info()?;
     let files = vivado::write_build_dir(&board, &build, &out)?;
     for f in &files {
@@ -85,7 +87,10 @@ fn run_vivado(board: &Board, out: &Path) -> Result<()> {
         Err(e) => return Err(e).context("starting vivado"),
     };
     if !status.success() {
-        bail!("vivado failed ({status}); see the reports in {}", out.display());
+        bail!(
+            "vivado failed ({status}); see the reports in {}",
+            out.display()
+        );
     }
     let top = vivado::top_name(board);
     for ext in ["bit", "mcs", "bin"] {
@@ -127,5 +132,9 @@ fn build_info() -> Result<BuildInfo> {
     } else {
         tracing::warn!("not a git checkout: the ID block's commit will read as zeros, dirty");
     }
-    Ok(BuildInfo { unix_time, git_commit, git_dirty })
+    Ok(BuildInfo {
+        unix_time,
+        git_commit,
+        git_dirty,
+    })
 }

@@ -315,12 +315,9 @@ impl<const A: usize, const P: usize> Logic for AxisAsyncFifo<A, P> {
             self.frame_start_x.next = self.frame_start.q.val() ^ (self.frame_start.q.val() >> 1);
         }
         self.full.next = self.wr_x.val() == (self.freed_sync2.q.val() ^ self.full_mask.val());
-        self.stuck.next =
-            self.full.val() & (self.freed_sync2.q.val() == self.frame_start_x.val());
-        self.s_axis_tready.next = self.drop_when_full.val()
-            | !self.full.val()
-            | self.stuck.val()
-            | self.dropping.q.val();
+        self.stuck.next = self.full.val() & (self.freed_sync2.q.val() == self.frame_start_x.val());
+        self.s_axis_tready.next =
+            self.drop_when_full.val() | !self.full.val() | self.stuck.val() | self.dropping.q.val();
         self.take.next = self.s_axis_tvalid.val() & self.s_axis_tready.val();
         self.wr_plus1.next = self.wr.q.val() + 1;
 

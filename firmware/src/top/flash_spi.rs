@@ -86,7 +86,8 @@ impl Logic for FlashSpi {
         self.sck_ts.next = !self.owned.q.val();
         self.cs_n.next = !self.select.q.val();
         self.cs_ts.next = !self.owned.q.val();
-        self.dq_o.next = bits::<4>(0b1100) | bit_cast::<4, 1>(self.shift_out.q.val().get_bit(7).into());
+        self.dq_o.next =
+            bits::<4>(0b1100) | bit_cast::<4, 1>(self.shift_out.q.val().get_bit(7).into());
         self.dq_ts.next = bits::<4>(0b0010);
         if !self.owned.q.val() {
             self.dq_ts.next = bits::<4>(0b1111);

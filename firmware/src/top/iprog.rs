@@ -12,7 +12,13 @@
 use rust_hdl::prelude::*;
 
 /// The words, in order, before bit reversal.
-pub const IPROG_WORDS: [u32; 5] = [0xFFFF_FFFF, 0xAA99_5566, 0x2000_0000, 0x3000_8001, 0x0000_000F];
+pub const IPROG_WORDS: [u32; 5] = [
+    0xFFFF_FFFF,
+    0xAA99_5566,
+    0x2000_0000,
+    0x3000_8001,
+    0x0000_000F,
+];
 /// Then one NOOP.
 pub const NOOP: u32 = 0x2000_0000;
 const WORDS: usize = 6;

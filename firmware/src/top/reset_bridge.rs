@@ -33,8 +33,7 @@ impl Logic for ResetBridge {
         } else if self.a_count.q.val() != 0 {
             self.a_count.d.next = self.a_count.q.val() - 1;
         }
-        self.a_reset.next =
-            self.a_req.val() | self.a_sync2.q.val() | (self.a_count.q.val() != 0);
+        self.a_reset.next = self.a_req.val() | self.a_sync2.q.val() | (self.a_count.q.val() != 0);
         self.b_sync1.d.next = self.a_req.val();
         self.b_sync2.d.next = self.b_sync1.q.val();
         if self.b_req.val() | self.b_sync2.q.val() {
@@ -42,7 +41,6 @@ impl Logic for ResetBridge {
         } else if self.b_count.q.val() != 0 {
             self.b_count.d.next = self.b_count.q.val() - 1;
         }
-        self.b_reset.next =
-            self.b_req.val() | self.b_sync2.q.val() | (self.b_count.q.val() != 0);
+        self.b_reset.next = self.b_req.val() | self.b_sync2.q.val() | (self.b_count.q.val() != 0);
     }
 }

@@ -79,9 +79,27 @@ pub struct PcieBlock {
 
 black_box_logic!(
     PcieBlock,
-    [txp, txn, user_clk, user_reset, user_lnk_up, rq_tready, rc_tdata, rc_tkeep, rc_tlast,
-     rc_tuser, rc_tvalid, cq_tdata, cq_tkeep, cq_tlast, cq_tuser, cq_tvalid, cc_tready,
-     cfg_max_payload, cfg_max_read_req],
+    [
+        txp,
+        txn,
+        user_clk,
+        user_reset,
+        user_lnk_up,
+        rq_tready,
+        rc_tdata,
+        rc_tkeep,
+        rc_tlast,
+        rc_tuser,
+        rc_tvalid,
+        cq_tdata,
+        cq_tkeep,
+        cq_tlast,
+        cq_tuser,
+        cq_tvalid,
+        cc_tready,
+        cfg_max_payload,
+        cfg_max_read_req
+    ],
     |_: &PcieBlock| r#"
 wire sys_clk;
 wire sys_clk_gt;
@@ -146,8 +164,20 @@ pub struct CmacBlock {
 
 black_box_logic!(
     CmacBlock,
-    [txp, txn, usr_clk, usr_rx_reset, usr_tx_reset, rx_tdata, rx_tkeep, rx_tlast, rx_tuser,
-     rx_tvalid, tx_tready, stat_rx_aligned],
+    [
+        txp,
+        txn,
+        usr_clk,
+        usr_rx_reset,
+        usr_tx_reset,
+        rx_tdata,
+        rx_tkeep,
+        rx_tlast,
+        rx_tuser,
+        rx_tvalid,
+        tx_tready,
+        stat_rx_aligned
+    ],
     |_: &CmacBlock| r#"
 homa_cmac cmac (
     .gt0_rxp_in(rxp[0]), .gt0_rxn_in(rxn[0]), .gt1_rxp_in(rxp[1]), .gt1_rxn_in(rxn[1]),
@@ -246,7 +276,10 @@ pub struct ConfigAccess {
     pub eos: Signal<Out, bool>,
 }
 
-black_box_logic!(ConfigAccess, [icap_avail, flash_dq_i, eos], |_: &ConfigAccess| r#"
+black_box_logic!(
+    ConfigAccess,
+    [icap_avail, flash_dq_i, eos],
+    |_: &ConfigAccess| r#"
 ICAPE3 icap (
     .CLK(icap_clk), .CSIB(icap_csib), .RDWRB(icap_rdwrb), .I(icap_i),
     .AVAIL(icap_avail));
@@ -258,4 +291,5 @@ STARTUPE3 startup (
     .USRDONEO(1'b1), .USRDONETS(1'b1),
     .EOS(eos));
 "#
-.to_string());
+    .to_string()
+);

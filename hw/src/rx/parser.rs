@@ -479,26 +479,22 @@ impl Logic for RxParser {
                         .swapped
                         .val()
                         .get_bits::<16>(self.at_ip_word0_beat0.val().index()),
-                )
-                + bit_cast::<20, 16>(
+                ) + bit_cast::<20, 16>(
                     self.swap
                         .swapped
                         .val()
                         .get_bits::<16>(self.at_ip_word0_beat0.val().index() - 16),
-                )
-                + bit_cast::<20, 16>(
+                ) + bit_cast::<20, 16>(
                     self.swap
                         .swapped
                         .val()
                         .get_bits::<16>(self.at_ip_word0_beat0.val().index() - 32),
-                )
-                + bit_cast::<20, 16>(
+                ) + bit_cast::<20, 16>(
                     self.swap
                         .swapped
                         .val()
                         .get_bits::<16>(self.at_ip_word0_beat0.val().index() - 48),
-                )
-                + bit_cast::<20, 16>(
+                ) + bit_cast::<20, 16>(
                     self.swap
                         .swapped
                         .val()
@@ -509,26 +505,22 @@ impl Logic for RxParser {
                         .swapped
                         .val()
                         .get_bits::<16>(self.at_ip_word0_beat0.val().index() - 80),
-                )
-                + bit_cast::<20, 16>(
+                ) + bit_cast::<20, 16>(
                     self.swap
                         .swapped
                         .val()
                         .get_bits::<16>(self.at_ip_word0_beat0.val().index() - 96),
-                )
-                + bit_cast::<20, 16>(
+                ) + bit_cast::<20, 16>(
                     self.swap
                         .swapped
                         .val()
                         .get_bits::<16>(self.at_ip_word0_beat0.val().index() - 112),
-                )
-                + bit_cast::<20, 16>(
+                ) + bit_cast::<20, 16>(
                     self.swap
                         .swapped
                         .val()
                         .get_bits::<16>(self.at_ip_word0_beat0.val().index() - 128),
-                )
-                + bit_cast::<20, 16>(
+                ) + bit_cast::<20, 16>(
                     self.swap
                         .swapped
                         .val()

@@ -447,23 +447,29 @@ impl Logic for TxHeaderBuilder {
             if self.is_data.val() {
                 self.type_part.next = (bit_cast::<1024, 32>(self.data_offset.val())
                     << self.at_sequence.val())
-                    | (bit_cast::<1024, 32>(self.message_length.val()) << self.at_message_length.val())
+                    | (bit_cast::<1024, 32>(self.message_length.val())
+                        << self.at_message_length.val())
                     | (bit_cast::<1024, 32>(self.incoming.val()) << self.at_incoming.val())
-                    | (bit_cast::<1024, 64>(self.ack_client_id.val()) << self.at_ack_client_id.val())
+                    | (bit_cast::<1024, 64>(self.ack_client_id.val())
+                        << self.at_ack_client_id.val())
                     | (bit_cast::<1024, 16>(self.ack_server_port.val())
                         << self.at_ack_server_port.val())
-                    | (bit_cast::<1024, 16>(self.cutoff_version.val()) << self.at_cutoff_version.val())
-                    | (bit_cast::<1024, 1>(self.retransmit.val().into()) << self.at_retransmit.val())
+                    | (bit_cast::<1024, 16>(self.cutoff_version.val())
+                        << self.at_cutoff_version.val())
+                    | (bit_cast::<1024, 1>(self.retransmit.val().into())
+                        << self.at_retransmit.val())
                     | (bit_cast::<1024, 32>(self.data_offset.val()) << self.at_seg_offset.val());
             } else if self.packet_type.val() == self.type_grant.val() {
                 self.type_part.next = (bit_cast::<1024, 32>(self.ctl_offset.val())
                     << self.at_ctl_offset.val())
-                    | (bit_cast::<1024, 8>(self.ctl_priority.val()) << self.at_grant_priority.val());
+                    | (bit_cast::<1024, 8>(self.ctl_priority.val())
+                        << self.at_grant_priority.val());
             } else if self.packet_type.val() == self.type_resend.val() {
                 self.type_part.next = (bit_cast::<1024, 32>(self.ctl_offset.val())
                     << self.at_ctl_offset.val())
                     | (bit_cast::<1024, 32>(self.ctl_length.val()) << self.at_resend_length.val())
-                    | (bit_cast::<1024, 8>(self.ctl_priority.val()) << self.at_resend_priority.val());
+                    | (bit_cast::<1024, 8>(self.ctl_priority.val())
+                        << self.at_resend_priority.val());
             } else if (self.packet_type.val() == self.type_cutoffs.val())
                 | (self.packet_type.val() == self.type_ack.val())
             {
