@@ -37,6 +37,11 @@ const INSTALL_HINT: &str =
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    // Constants of the core the simulated card needs at run time.
+    println!(
+        "cargo:rustc-env=HOMA_CORE_BOOT_CYCLES={}",
+        homa_hw::core::BOOT_CYCLES
+    );
     let waivers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../hw/verilator.vlt");
     println!("cargo:rerun-if-changed={}", waivers.display());
 

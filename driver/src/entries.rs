@@ -93,6 +93,9 @@ pub struct Completion {
     /// Received messages: where the message starts in the endpoint's RX area,
     /// in bytes (a bpage index times `BPAGE_BYTES`).
     pub buffer_offset: u64,
+    /// Received messages longer than a bpage: the indices of bpages 1.. of
+    /// the message (`bpages()` gives them all, in order).
+    pub more_bpages: [u32; completion::MAX_MESSAGE_BPAGES - 1],
     /// TX completions: the descriptor's cookie.
     pub cookie: u64,
 }
@@ -121,13 +124,29 @@ impl Completion {
             peer_mac: host_abi::get_mac(entry, completion::PEER_MAC),
             length: host_abi::get(entry, completion::LENGTH) as u32,
             buffer_offset: host_abi::get(entry, completion::BUFFER_OFFSET),
+            more_bpages: {
+                let mut more = [0u32; completion::MAX_MESSAGE_BPAGES - 1];
+                let list = completion::bpage_list(entry, completion::MAX_MESSAGE_BPAGES);
+                more.copy_from_slice(&list);
+                more
+            },
             cookie: host_abi::get(entry, completion::COOKIE),
         }
     }
 
-    /// The bpage a received message occupies (it starts at the bpage's start).
+    /// The bpage a received message starts in (at the bpage's start).
     pub fn bpage(&self) -> u32 {
         (self.buffer_offset / BPAGE_BYTES) as u32
+    }
+
+    /// Every bpage a received message occupies, in message order: byte i is
+    /// at byte `i % BPAGE_BYTES` of bpage `bpages()[i / BPAGE_BYTES]`.
+    pub fn bpages(&self) -> Vec<u32> {
+        let count = (self.length as u64).div_ceil(BPAGE_BYTES).max(1) as usize;
+        std::iter::once(self.bpage())
+            .chain(self.more_bpages.iter().copied())
+            .take(count.min(completion::MAX_MESSAGE_BPAGES))
+            .collect()
     }
 }
 
@@ -190,6 +209,11 @@ mod tests {
         );
         assert_eq!(c.peer_mac, [2, 0, 0, 0, 0, 1]);
         assert_eq!(c.bpage(), 3);
+        assert_eq!(c.bpages(), [3]);
+        // A message of three bpages names the other two in BPAGES.
+        host_abi::put(&mut e, completion::LENGTH, 2 * BPAGE_BYTES + 1);
+        completion::put_bpage_list(&mut e, &[40, 4095]);
+        assert_eq!(Completion::decode(&e).bpages(), [3, 40, 4095]);
         host_abi::put(&mut e, completion::KIND, 0xee);
         assert_eq!(Completion::decode(&e).kind, CompletionKind::Unknown(0xee));
     }

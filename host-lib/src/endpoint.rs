@@ -487,22 +487,12 @@ impl Endpoint {
                     tracing::warn!(%id, ?c, "received message with an error status");
                 }
                 CompletionKind::RequestReceived => {
-                    let message = Message::new(
-                        self.rx.clone(),
-                        c.buffer_offset,
-                        c.length as usize,
-                        c.bpage(),
-                    );
+                    let message = Message::new(self.rx.clone(), c.length as usize, c.bpages());
                     self.unreplied.insert(id, peer);
                     self.requests.push_back(Request { id, peer, message });
                 }
                 CompletionKind::ResponseReceived => {
-                    let message = Message::new(
-                        self.rx.clone(),
-                        c.buffer_offset,
-                        c.length as usize,
-                        c.bpage(),
-                    );
+                    let message = Message::new(self.rx.clone(), c.length as usize, c.bpages());
                     if self.outstanding.remove(&id).is_some() {
                         self.responses.insert(id, Response { id, peer, message });
                         self.response_order.push_back(id);

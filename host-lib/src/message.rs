@@ -1,19 +1,22 @@
-//! Received messages: views of the bpage the card wrote them into, which go
+//! Received messages: views of the bpages the card wrote them into, which go
 //! back to the card when the view is dropped.
 //!
 //! DESIGN NOTES
 //! ------------
-//! A message lives where the card put it: at the start of one bpage (64 KiB)
-//! of its endpoint's RX area, `Completion::buffer_offset` bytes in. The
-//! [`Message`] owns that bpage until it is dropped, then writes its index to
-//! RX_BPAGE_PUSH, so the card may fill it again. No copy is made on receive.
-//! On a real card the RX area is host memory and [`Message::bytes`] borrows
+//! A message lives where the card put it, as HomaModule lays one out: byte i
+//! at byte `i % 64 KiB` of the message's bpage `i / 64 KiB`, in bpages of its
+//! endpoint's RX area that need not be next to each other (the completion
+//! lists them). The [`Message`] owns those bpages until it is dropped, then
+//! writes each index to RX_BPAGE_PUSH, so the card may fill them again. No
+//! copy is made on receive: [`Message::segments`] gives one slice per bpage,
+//! and [`Message::bytes`] one slice when the message fits a bpage (it copies
+//! otherwise). On a real card the RX area is host memory and these borrow
 //! it; the simulated card's memory lives inside the simulation, so there the
 //! bytes are copied out on access (the driver's `DmaBuffer` has no host
 //! pointer), which changes nothing an application can see.
 //!
 //! A message keeps its endpoint's receive area alive (an `Arc`); if the
-//! endpoint was closed first, the bpage is not given back (the card's pool
+//! endpoint was closed first, the bpages are not given back (the card's pool
 //! for a closed endpoint is not the application's any more).
 
 use std::borrow::Cow;
@@ -21,6 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use homa_driver::RxArea;
+use homa_hw::rx::bpage_pool::BPAGE_BYTES;
 
 use crate::nic::NicInner;
 
@@ -32,25 +36,21 @@ pub(crate) struct RxShared {
     pub(crate) open: AtomicBool,
 }
 
-/// A received message: `len` bytes at `offset` in its endpoint's RX area.
+/// A received message: `len` bytes in `bpages` of its endpoint's RX area.
 pub struct Message {
     rx: Arc<RxShared>,
-    /// Byte offset of the message in the RX area (a bpage boundary).
-    offset: u64,
     /// Bytes in the message.
     len: usize,
-    /// Bpage index held until drop.
-    bpage: u32,
+    /// The bpages holding the message, in order; held until drop.
+    bpages: Vec<u32>,
 }
 
+const BPAGE: usize = BPAGE_BYTES as usize;
+
 impl Message {
-    pub(crate) fn new(rx: Arc<RxShared>, offset: u64, len: usize, bpage: u32) -> Message {
-        Message {
-            rx,
-            offset,
-            len,
-            bpage,
-        }
+    pub(crate) fn new(rx: Arc<RxShared>, len: usize, bpages: Vec<u32>) -> Message {
+        debug_assert_eq!(bpages.len(), len.div_ceil(BPAGE).max(1));
+        Message { rx, len, bpages }
     }
 
     pub fn len(&self) -> usize {
@@ -61,26 +61,58 @@ impl Message {
         self.len == 0
     }
 
-    /// The message's bytes: borrowed from the receive buffer on a real card,
-    /// copied out of the simulation on a simulated one.
+    /// The message's bytes: borrowed from the receive buffer on a real card
+    /// when the message fits one bpage; copied otherwise, and always out of
+    /// the simulation on a simulated one.
     pub fn bytes(&self) -> Cow<'_, [u8]> {
-        let buffer = self.rx.area.buffer();
-        match buffer.host_ptr() {
-            // SAFETY: the RX area is mapped for as long as `self.rx` lives,
-            // the range lies inside it (the card wrote `len` bytes at
-            // `offset`, within one bpage), and the card does not write this
-            // bpage again until `drop` gives it back.
-            Some(p) => Cow::Borrowed(unsafe {
-                std::slice::from_raw_parts(p.as_ptr().add(self.offset as usize), self.len)
-            }),
-            None => Cow::Owned(self.to_vec()),
+        let mut segments = self.segments();
+        match segments.len() {
+            1 => segments.pop().unwrap(),
+            _ => Cow::Owned(self.to_vec()),
         }
+    }
+
+    /// The message as one slice per bpage, in order (all but the last
+    /// 64 KiB): borrowed on a real card, copied on a simulated one.
+    pub fn segments(&self) -> Vec<Cow<'_, [u8]>> {
+        let buffer = self.rx.area.buffer();
+        self.bpages
+            .iter()
+            .enumerate()
+            .map(|(i, &page)| {
+                let start = i * BPAGE;
+                let len = (self.len - start).min(BPAGE);
+                let offset = page as usize * BPAGE;
+                match buffer.host_ptr() {
+                    // SAFETY: the RX area is mapped for as long as `self.rx`
+                    // lives, the range lies inside it (bpage `page` of the
+                    // area, `len` <= 64 KiB of it), and the card does not
+                    // write this bpage again until `drop` gives it back.
+                    Some(p) => Cow::Borrowed(unsafe {
+                        std::slice::from_raw_parts(p.as_ptr().add(offset), len)
+                    }),
+                    None => {
+                        let mut out = vec![0u8; len];
+                        buffer.read(offset, &mut out);
+                        Cow::Owned(out)
+                    }
+                }
+            })
+            .collect()
     }
 
     /// Copies `out.len()` bytes from byte `at` of the message.
     pub fn read(&self, at: usize, out: &mut [u8]) {
         assert!(at + out.len() <= self.len, "read past the message's end");
-        self.rx.area.buffer().read(self.offset as usize + at, out);
+        let buffer = self.rx.area.buffer();
+        let mut done = 0;
+        while done < out.len() {
+            let i = at + done;
+            let n = (BPAGE - i % BPAGE).min(out.len() - done);
+            let offset = self.bpages[i / BPAGE] as usize * BPAGE + i % BPAGE;
+            buffer.read(offset, &mut out[done..done + n]);
+            done += n;
+        }
     }
 
     /// The message's bytes, copied.
@@ -90,9 +122,9 @@ impl Message {
         out
     }
 
-    /// The bpage holding the message (given back on drop).
-    pub fn bpage(&self) -> u32 {
-        self.bpage
+    /// The bpages holding the message, in order (given back on drop).
+    pub fn bpages(&self) -> &[u32] {
+        &self.bpages
     }
 }
 
@@ -100,7 +132,7 @@ impl std::fmt::Debug for Message {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Message")
             .field("len", &self.len)
-            .field("bpage", &self.bpage)
+            .field("bpages", &self.bpages)
             .finish()
     }
 }
@@ -110,8 +142,10 @@ impl Drop for Message {
         if !self.rx.open.load(Ordering::Acquire) {
             return;
         }
-        if let Err(e) = self.rx.area.give_back(&self.rx.nic.device, self.bpage) {
-            tracing::warn!(bpage = self.bpage, "could not give a bpage back: {e}");
+        for &page in &self.bpages {
+            if let Err(e) = self.rx.area.give_back(&self.rx.nic.device, page) {
+                tracing::warn!(bpage = page, "could not give a bpage back: {e}");
+            }
         }
     }
 }

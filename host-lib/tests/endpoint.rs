@@ -193,7 +193,7 @@ fn dropping_a_received_message_gives_its_bpage_back() {
     let first = server.recv_request().unwrap();
     let second = server.recv_request().unwrap();
     assert_eq!(first.message().to_vec(), b"hold");
-    assert_ne!(first.message().bpage(), second.message().bpage());
+    assert_ne!(first.message().bpages(), second.message().bpages());
     assert_eq!(server.bpages_free().unwrap(), 2, "two messages held");
     drop(first);
     nics[1].wait();

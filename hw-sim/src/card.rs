@@ -86,6 +86,12 @@ impl Card {
     fn build(mut core: Sim<HomaCore>, pcie: PcieConfig) -> Card {
         core.set_m_axis_tx_tready(true);
         core.reset(4);
+        // The core's boot (`homa_hw::core::BOOT_CYCLES`): its grant
+        // scheduler clears its trees before it takes traffic at full speed.
+        let boot: u64 = env!("HOMA_CORE_BOOT_CYCLES").parse().unwrap();
+        for _ in 0..boot {
+            core.tick();
+        }
         Card {
             core,
             pcie: PcieModel::new(pcie, HostMemory::new()),

@@ -31,6 +31,7 @@
 use rust_hdl::prelude::*;
 
 use crate::csr::endpoint_block::EndpointBlock;
+use crate::csr::grant_block::GrantBlock;
 use crate::csr::id_block::IdBlock;
 use crate::csr::interface_block::InterfaceBlock;
 use crate::csr::scratch_block::ScratchBlock;
@@ -42,14 +43,22 @@ use crate::rx::counters::RxCounters;
 use crate::rx::engine::RxEngine;
 use crate::rx::fifo::RxFifo;
 use crate::rx::parser::RxParser;
-use crate::rx::rpc_table::RpcTable;
+use crate::rx::rpc_table::{RpcTable, SLOT_BITS};
+use crate::sched::grant_scheduler::{GrantScheduler, SLOT_BITS as SCHED_SLOT_BITS};
 use crate::tx::arp_responder::ArpResponder;
 use crate::tx::engine::TxEngine;
 use crate::tx::framer::TxFramer;
+use crate::tx::grant_sender::GrantSender;
 use crate::tx::header::TxHeaderBuilder;
 use crate::CoreConfig;
 
 const ENDPOINTS: usize = endpoint::COUNT;
+
+/// Cycles from the end of reset until the core keeps up with traffic: the
+/// grant scheduler's winner trees clear one leaf per cycle, then it derives
+/// its parameters (a few hundred cycles of division). Frames that arrive
+/// sooner wait in the RX FIFO (65 us at 250 MHz; a card boots once).
+pub const BOOT_CYCLES: u64 = crate::sched::winner_tree::CLEAR_CYCLES + 512;
 
 #[derive(LogicBlock)]
 pub struct HomaCore {
@@ -118,6 +127,13 @@ pub struct HomaCore {
     /// Not `interface`: a SystemVerilog keyword.
     netif: InterfaceBlock,
     endpoints: [EndpointBlock; ENDPOINTS],
+    grant_csr: GrantBlock,
+    grant_scheduler: GrantScheduler,
+    grant_sender: GrantSender,
+    /// The grant sender is in the middle of a frame on the TX port.
+    grant_in_frame: DFF<bool>,
+    /// The grant sender has the TX port this cycle.
+    grant_port: Signal<Local, bool>,
     tx_engine: TxEngine,
     tx_header: TxHeaderBuilder,
     tx_framer: TxFramer,
@@ -133,6 +149,7 @@ pub struct HomaCore {
     scratch_page: Constant<Bits<16>>,
     rx_counters_page: Constant<Bits<16>>,
     interface_page: Constant<Bits<16>>,
+    grant_page: Constant<Bits<16>>,
     endpoint_page: [Constant<Bits<16>>; ENDPOINTS],
     endpoints_rd_data: Signal<Local, Bits<32>>,
     rd_data: DFF<Bits<32>>,
@@ -192,6 +209,11 @@ impl HomaCore {
             rx_wr_grant: Default::default(),
             netif: Default::default(),
             endpoints: std::array::from_fn(EndpointBlock::new),
+            grant_csr: Default::default(),
+            grant_scheduler: Default::default(),
+            grant_sender: Default::default(),
+            grant_in_frame: Default::default(),
+            grant_port: Default::default(),
             tx_engine: Default::default(),
             tx_header: Default::default(),
             tx_framer: Default::default(),
@@ -204,6 +226,7 @@ impl HomaCore {
             scratch_page: page(regmap::scratch::BASE),
             rx_counters_page: page(regmap::rx_counters::BASE),
             interface_page: page(regmap::interface::BASE),
+            grant_page: page(regmap::grant::BASE),
             endpoint_page: std::array::from_fn(|e| page(endpoint::base(e))),
             endpoints_rd_data: Default::default(),
             rd_data: Default::default(),
@@ -215,7 +238,15 @@ impl HomaCore {
 impl Logic for HomaCore {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, rd_data, rd_valid, rx_wr_busy, tx_in_frame);
+        dff_setup!(
+            self,
+            clock,
+            rd_data,
+            rd_valid,
+            rx_wr_busy,
+            tx_in_frame,
+            grant_in_frame
+        );
 
         // ---- CSR decode: the page (address bits 23:8) selects the block ----
         self.csr_page.next = self.csr_addr.val().get_bits::<16>(8);
@@ -283,7 +314,10 @@ impl Logic for HomaCore {
         self.rx_counters.path[5].next = self.rx_engine.drop_no_bpage.val();
         self.rx_counters.path[6].next = self.rx_engine.drop_too_big.val();
         self.rx_counters.path[7].next = self.arp.replies.val();
-        self.rx_counters.path[8].next = self.rx_engine.drop_out_of_order.val();
+        self.rx_counters.path[8].next = self.rx_engine.duplicates.val();
+        self.rx_counters.path[9].next = self.rx_engine.drop_bad_range.val();
+        self.rx_counters.path[10].next = self.rx_engine.grants_received.val();
+        self.rx_counters.path[11].next = self.rx_engine.cutoffs_received.val();
         self.arp.clock.next = self.clock.val();
         self.arp.reset.next = self.reset.val();
         self.arp.s_axis_tdata.next = self.s_axis_rx_tdata.val();
@@ -322,6 +356,7 @@ impl Logic for HomaCore {
         self.bpage_pool.push_endpoint.next = 0.into();
         self.bpage_pool.push_index.next = self.csr_wr_data.val().get_bits::<16>(0);
         self.rx_engine.sel_rx_area.next = 0.into();
+        self.rx_engine.bpage_free.next = 0.into();
         for e in 0..ENDPOINTS {
             self.rx_engine.ep_port[e].next = self.endpoints[e].port.val();
             self.endpoints[e].bpages_free.next = self.bpage_pool.free[e].val();
@@ -331,8 +366,57 @@ impl Logic for HomaCore {
             }
             if self.rx_engine.sel_endpoint.val().index() == e {
                 self.rx_engine.sel_rx_area.next = self.endpoints[e].rx_area.val();
+                self.rx_engine.bpage_free.next = self.bpage_pool.free[e].val();
             }
         }
+
+        // ---- grants: the RX engine's events -> the grant scheduler ->
+        // GRANT frames (the grant sender) ----
+        self.grant_csr.clock.next = self.clock.val();
+        self.grant_csr.reset.next = self.reset.val();
+        self.grant_csr.offset.next = self.csr_addr.val().get_bits::<8>(0);
+        self.grant_csr.select.next = self.csr_page.val() == self.grant_page.val();
+        self.grant_csr.wr_en.next = self.csr_wr_en.val();
+        self.grant_csr.wr_data.next = self.csr_wr_data.val();
+        self.grant_csr.total_incoming.next = self.grant_scheduler.total_incoming.val();
+        self.grant_csr.active_count.next = self.grant_scheduler.active_count.val();
+        self.grant_csr.grants_sent.next = self.grant_sender.grants_sent.val();
+        self.grant_scheduler.clock.next = self.clock.val();
+        self.grant_scheduler.reset.next = self.reset.val();
+        self.grant_scheduler.cfg_max_incoming.next = self.grant_csr.max_incoming.val();
+        self.grant_scheduler.cfg_max_overcommit.next = self.grant_csr.max_overcommit.val();
+        self.grant_scheduler.cfg_window.next = self.grant_csr.window.val();
+        self.grant_scheduler.cfg_max_sched_prio.next = self.grant_csr.max_sched_prio.val();
+        self.grant_scheduler.cfg_unsched_bytes.next = self.grant_csr.unsched_bytes.val();
+        self.grant_scheduler.cfg_grant_fifo_fraction.next =
+            self.grant_csr.grant_fifo_fraction.val();
+        self.grant_scheduler.cfg_fifo_grant_increment.next =
+            self.grant_csr.fifo_grant_increment.val();
+        self.grant_scheduler.s_evt_valid.next = self.rx_engine.m_evt_valid.val();
+        self.rx_engine.m_evt_ready.next = self.grant_scheduler.s_evt_ready.val();
+        self.grant_scheduler.s_evt_slot.next =
+            bit_cast::<SCHED_SLOT_BITS, SLOT_BITS>(self.rx_engine.m_evt_slot.val());
+        self.grant_scheduler.s_evt_remove.next = false;
+        self.grant_scheduler.s_evt_length.next = self.rx_engine.m_evt_length.val();
+        self.grant_scheduler.s_evt_received.next = self.rx_engine.m_evt_received.val();
+        self.grant_scheduler.s_evt_incoming.next = self.rx_engine.m_evt_incoming.val();
+        self.grant_sender.clock.next = self.clock.val();
+        self.grant_sender.reset.next = self.reset.val();
+        self.grant_sender.local_mac.next = self.netif.mac.val();
+        self.grant_sender.local_ip.next = self.netif.ipv4.val();
+        self.grant_sender.s_peer_valid.next = self.rx_engine.m_peer_valid.val();
+        self.grant_sender.s_peer_slot.next = self.rx_engine.m_peer_slot.val();
+        self.grant_sender.s_peer_mac.next = self.rx_engine.m_peer_mac.val();
+        self.grant_sender.s_peer_ip.next = self.rx_engine.m_peer_ip.val();
+        self.grant_sender.s_peer_port.next = self.rx_engine.m_peer_port.val();
+        self.grant_sender.s_peer_local_port.next = self.rx_engine.m_peer_local_port.val();
+        self.grant_sender.s_peer_local_id.next = self.rx_engine.m_peer_local_id.val();
+        self.grant_sender.s_grant_valid.next = self.grant_scheduler.m_grant_valid.val();
+        self.grant_scheduler.m_grant_ready.next = self.grant_sender.s_grant_ready.val();
+        self.grant_sender.s_grant_slot.next =
+            bit_cast::<SLOT_BITS, SCHED_SLOT_BITS>(self.grant_scheduler.m_grant_slot.val());
+        self.grant_sender.s_grant_offset.next = self.grant_scheduler.m_grant_offset.val();
+        self.grant_sender.s_grant_priority.next = self.grant_scheduler.m_grant_priority.val();
 
         // ---- TX: engine -> header builder -> framer -> MAC ----
         self.tx_engine.clock.next = self.clock.val();
@@ -404,8 +488,14 @@ impl Logic for HomaCore {
         self.tx_framer.s_axis_pay_tvalid.next = self.tx_engine.m_pay_tvalid.val();
         self.tx_framer.s_axis_pay_tlast.next = self.tx_engine.m_pay_tlast.val();
         self.tx_engine.m_pay_tready.next = self.tx_framer.s_axis_pay_tready.val();
-        // The TX port: the framer's frames, and between them ARP replies.
-        self.arp_grant.next = self.arp.m_axis_tvalid.val() & !self.tx_in_frame.q.val();
+        // The TX port: the framer's frames, and between them GRANTs and ARP
+        // replies (one beat). A frame, once started, keeps the port to its
+        // last beat; between frames a GRANT goes first, then ARP, then DATA.
+        self.grant_port.next = self.grant_in_frame.q.val()
+            | (self.grant_sender.m_axis_tvalid.val() & !self.tx_in_frame.q.val());
+        self.arp_grant.next = self.arp.m_axis_tvalid.val()
+            & !self.tx_in_frame.q.val()
+            & !self.grant_port.val();
         self.m_axis_tx_tdata.next = self.tx_framer.m_axis_tx_tdata.val();
         self.m_axis_tx_tkeep.next = self.tx_framer.m_axis_tx_tkeep.val();
         self.m_axis_tx_tvalid.next = self.tx_framer.m_axis_tx_tvalid.val();
@@ -419,20 +509,39 @@ impl Logic for HomaCore {
             self.m_axis_tx_tlast.next = true;
             self.m_axis_tx_tuser.next = false;
         }
-        self.tx_framer.m_axis_tx_tready.next = self.m_axis_tx_tready.val() & !self.arp_grant.val();
+        if self.grant_port.val() {
+            self.m_axis_tx_tdata.next = self.grant_sender.m_axis_tdata.val();
+            self.m_axis_tx_tkeep.next = self.grant_sender.m_axis_tkeep.val();
+            self.m_axis_tx_tvalid.next = self.grant_sender.m_axis_tvalid.val();
+            self.m_axis_tx_tlast.next = self.grant_sender.m_axis_tlast.val();
+            self.m_axis_tx_tuser.next = false;
+        }
+        self.tx_framer.m_axis_tx_tready.next =
+            self.m_axis_tx_tready.val() & !self.arp_grant.val() & !self.grant_port.val();
         self.arp.m_axis_tready.next = self.m_axis_tx_tready.val() & self.arp_grant.val();
+        self.grant_sender.m_axis_tready.next =
+            self.m_axis_tx_tready.val() & self.grant_port.val();
         if self.tx_framer.m_axis_tx_tvalid.val()
             & self.m_axis_tx_tready.val()
             & !self.arp_grant.val()
+            & !self.grant_port.val()
         {
             self.tx_in_frame.d.next = !self.tx_framer.m_axis_tx_tlast.val();
         }
+        if self.grant_port.val()
+            & self.grant_sender.m_axis_tvalid.val()
+            & self.m_axis_tx_tready.val()
+        {
+            self.grant_in_frame.d.next = !self.grant_sender.m_axis_tlast.val();
+        }
         if self.reset.val() {
             self.tx_in_frame.d.next = false;
+            self.grant_in_frame.d.next = false;
         }
         self.tx_engine.frame_sent.next = self.tx_framer.m_axis_tx_tvalid.val()
             & self.m_axis_tx_tready.val()
             & !self.arp_grant.val()
+            & !self.grant_port.val()
             & self.tx_framer.m_axis_tx_tlast.val();
 
         // ---- completions: the RX engine first (an application waits on
@@ -488,6 +597,7 @@ impl Logic for HomaCore {
             | self.scratch.rd_data.val()
             | self.rx_counters.rd_data.val()
             | self.netif.rd_data.val()
+            | self.grant_csr.rd_data.val()
             | self.endpoints_rd_data.val();
         self.rd_valid.d.next = self.csr_rd_en.val() & !self.reset.val();
         self.csr_rd_data.next = self.rd_data.q.val();

@@ -85,6 +85,11 @@ pub mod completion {
     pub const PEER_MAC: Field = f("peer_mac", 28, 6);
     /// TX completions: the descriptor's cookie.
     pub const COOKIE: Field = f("cookie", 40, 8);
+    /// Received messages longer than one bpage: the indices of their bpages
+    /// after the first (which `BUFFER_OFFSET` names), `BPAGE_INDEX_BITS`
+    /// each, little-endian: bpage 1 in bits 11:0 of byte 34 on. Overlaps
+    /// `COOKIE`, which received messages do not use.
+    pub const BPAGES: Field = f("bpages", 34, 23);
     /// Bit 0: the phase of the pass over the ring this entry was written in
     /// (1 on the first pass, then 0, then 1...).
     pub const PHASE: Field = f("phase", 60, 4);
@@ -100,6 +105,53 @@ pub mod completion {
         COOKIE,
         PHASE,
     ];
+    /// The fields of a received message's entry (`BPAGES` where TX
+    /// completions have `COOKIE`).
+    pub const RX_FIELDS: &[Field] = &[
+        KIND,
+        STATUS,
+        PEER_PORT,
+        LENGTH,
+        RPC_ID,
+        BUFFER_OFFSET,
+        PEER_IP,
+        PEER_MAC,
+        BPAGES,
+        PHASE,
+    ];
+    /// Bits of a bpage index in `BPAGES` (an RX area holds at most 4,096).
+    pub const BPAGE_INDEX_BITS: usize = 12;
+    /// Bpages a message may take: 1,000,000 bytes in 64 KiB pages.
+    pub const MAX_MESSAGE_BPAGES: usize = 16;
+
+    /// The bpage indices in a received entry's `BPAGES` (bpages 1 to
+    /// `count - 1` of the message; bpage 0 is `BUFFER_OFFSET`'s).
+    pub fn bpage_list(record: &[u8], count: usize) -> Vec<u32> {
+        let bytes = &record[BPAGES.offset..BPAGES.end()];
+        (1..count.min(MAX_MESSAGE_BPAGES))
+            .map(|i| {
+                let bit = (i - 1) * BPAGE_INDEX_BITS;
+                let mut v = 0u32;
+                for b in 0..BPAGE_INDEX_BITS {
+                    let at = bit + b;
+                    v |= (((bytes[at / 8] >> (at % 8)) & 1) as u32) << b;
+                }
+                v
+            })
+            .collect()
+    }
+
+    /// Writes `bpages` (bpages 1.. of a message) into `BPAGES`.
+    pub fn put_bpage_list(record: &mut [u8], bpages: &[u32]) {
+        let bytes = &mut record[BPAGES.offset..BPAGES.end()];
+        bytes.fill(0);
+        for (i, &page) in bpages.iter().enumerate().take(MAX_MESSAGE_BPAGES - 1) {
+            for b in 0..BPAGE_INDEX_BITS {
+                let at = i * BPAGE_INDEX_BITS + b;
+                bytes[at / 8] |= (((page >> b) & 1) as u8) << (at % 8);
+            }
+        }
+    }
 
     pub mod kind {
         /// A TX descriptor was executed (every packet of the message sent).
@@ -148,7 +200,11 @@ mod tests {
 
     #[test]
     fn fields_fit_and_do_not_overlap() {
-        for fields in [tx_desc::FIELDS, completion::FIELDS] {
+        assert!(
+            (completion::MAX_MESSAGE_BPAGES - 1) * completion::BPAGE_INDEX_BITS
+                <= 8 * completion::BPAGES.size
+        );
+        for fields in [tx_desc::FIELDS, completion::FIELDS, completion::RX_FIELDS] {
             let mut used = [false; ENTRY_BYTES];
             for fld in fields {
                 assert!(fld.end() <= ENTRY_BYTES, "{} past the entry", fld.name);
@@ -158,6 +214,16 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn bpage_list_round_trip() {
+        let mut r = [0xffu8; ENTRY_BYTES];
+        let pages: Vec<u32> = (1..16).map(|i| (i * 273) % 4096).collect();
+        completion::put_bpage_list(&mut r, &pages);
+        assert_eq!(completion::bpage_list(&r, 16), pages);
+        assert_eq!(completion::bpage_list(&r, 3), pages[..2]);
+        assert_eq!(r[completion::PHASE.offset], 0xff, "PHASE untouched");
     }
 
     #[test]

@@ -40,6 +40,7 @@ pub mod block_type {
     pub const RX_COUNTERS: u32 = 0x484d_0003;
     pub const INTERFACE: u32 = 0x484d_0004;
     pub const ENDPOINT: u32 = 0x484d_0005;
+    pub const GRANT: u32 = 0x484d_0006;
 }
 
 /// The ID block: what this bitstream is and how it was built. Always first.
@@ -72,8 +73,10 @@ pub mod scratch {
 /// Frames received, one counter per RX parser verdict (`homa_hw::rx::parser::RxVerdict`).
 pub mod rx_counters {
     pub const BASE: u32 = 0x0200;
-    /// 1.1: the RX path counters after the verdict counters.
-    pub const VERSION: u32 = 0x0001_0001;
+    /// 1.2: the RX path counters after the verdict counters; 0x64 counts
+    /// duplicates (it counted out-of-order DATA in 1.1), control packets by
+    /// kind from 0x68.
+    pub const VERSION: u32 = 0x0001_0002;
     /// Counter of verdict v (0 = accepted, else the drop reason) is at
     /// `FIRST_COUNTER + 4 v`; 32 bits, wrapping.
     pub const FIRST_COUNTER: u32 = 0x0c;
@@ -81,7 +84,8 @@ pub mod rx_counters {
     pub const FIFO_OVERFLOWS: u32 = 0x44;
     /// Messages delivered into an endpoint's buffers and completed.
     pub const MESSAGES_DELIVERED: u32 = 0x48;
-    /// Accepted packets the RX engine does not handle yet (control packets).
+    /// Control packets not served yet (RESEND, BUSY, ACK, NEED_ACK,
+    /// RPC_UNKNOWN, FREEZE): counted and dropped.
     pub const DROP_CONTROL: u32 = 0x4c;
     /// DATA for a port no endpoint serves.
     pub const DROP_NO_ENDPOINT: u32 = 0x50;
@@ -89,14 +93,22 @@ pub mod rx_counters {
     pub const DROP_RPC_FULL: u32 = 0x54;
     /// DATA of a new RPC whose endpoint had no bpage.
     pub const DROP_NO_BPAGE: u32 = 0x58;
-    /// DATA of a message larger than a bpage.
+    /// DATA of a message of 0 bytes or more than 1,000,000.
     pub const DROP_TOO_BIG: u32 = 0x5c;
     /// ARP requests for the card's address answered.
     pub const ARP_REPLIES: u32 = 0x60;
-    /// DATA not at the offset its RPC expects next (duplicates, gaps).
-    pub const DROP_OUT_OF_ORDER: u32 = 0x64;
+    /// DATA whose bytes were all in already (or of a message completed
+    /// moments ago): dropped.
+    pub const DUPLICATES: u32 = 0x64;
+    /// DATA dropped for its range: partly in already, past its message's
+    /// end, of another length than the message's, or opening a fifth gap.
+    pub const DROP_BAD_RANGE: u32 = 0x68;
+    /// GRANT packets received.
+    pub const GRANTS_RECEIVED: u32 = 0x6c;
+    /// CUTOFFS packets received.
+    pub const CUTOFFS_RECEIVED: u32 = 0x70;
     /// The RX path counters in address order, 4 bytes apart.
-    pub const PATH_COUNTERS: [u32; 9] = [
+    pub const PATH_COUNTERS: [u32; 12] = [
         FIFO_OVERFLOWS,
         MESSAGES_DELIVERED,
         DROP_CONTROL,
@@ -105,7 +117,10 @@ pub mod rx_counters {
         DROP_NO_BPAGE,
         DROP_TOO_BIG,
         ARP_REPLIES,
-        DROP_OUT_OF_ORDER,
+        DUPLICATES,
+        DROP_BAD_RANGE,
+        GRANTS_RECEIVED,
+        CUTOFFS_RECEIVED,
     ];
 }
 
@@ -119,6 +134,43 @@ pub mod interface {
     pub const MAC_HI: u32 = 0x10;
     /// IPv4 address as a number (10.0.0.1 is 0x0a000001). RW.
     pub const IPV4: u32 = 0x14;
+}
+
+/// The receiver's grant scheduler: HomaModule's tunables (same names and
+/// defaults; writes take effect for the next event) and its state.
+pub mod grant {
+    pub const BASE: u32 = 0x0400;
+    pub const VERSION: u32 = 0x0001_0000;
+    /// Most bytes granted but not yet received over all inbound messages. RW.
+    pub const MAX_INCOMING: u32 = 0x0c;
+    /// Messages granted to at once, 1..=8 (written values are clamped). RW.
+    pub const MAX_OVERCOMMIT: u32 = 0x10;
+    /// Bytes granted ahead of what arrived; 0: max_incoming / (active + 1). RW.
+    pub const WINDOW: u32 = 0x14;
+    /// Highest priority for scheduled bytes, 0..=7. RW.
+    pub const MAX_SCHED_PRIO: u32 = 0x18;
+    /// Bytes a sender sends without grants (must match the senders'). RW.
+    pub const UNSCHED_BYTES: u32 = 0x1c;
+    /// Per mille of granted bytes that go to the oldest message; 0: none. RW.
+    pub const GRANT_FIFO_FRACTION: u32 = 0x20;
+    /// Bytes of each FIFO grant. RW.
+    pub const FIFO_GRANT_INCREMENT: u32 = 0x24;
+    /// Bytes granted but not yet received, now. RO.
+    pub const TOTAL_INCOMING: u32 = 0x28;
+    /// Messages in the active set, now. RO.
+    pub const ACTIVE_COUNT: u32 = 0x2c;
+    /// GRANT packets sent (wraps). RO.
+    pub const GRANTS_SENT: u32 = 0x30;
+    /// The tunables' registers and HomaModule's defaults.
+    pub const DEFAULTS: [(u32, u32); 7] = [
+        (MAX_INCOMING, 400_000),
+        (MAX_OVERCOMMIT, 8),
+        (WINDOW, 0),
+        (MAX_SCHED_PRIO, 3),
+        (UNSCHED_BYTES, 40_000),
+        (GRANT_FIFO_FRACTION, 50),
+        (FIFO_GRANT_INCREMENT, 50_000),
+    ];
 }
 
 /// One block per endpoint: an application's Homa port with its rings. The
@@ -177,6 +229,7 @@ pub const BLOCKS: &[(u32, u32, u32)] = &[
         rx_counters::BASE,
     ),
     (block_type::INTERFACE, interface::VERSION, interface::BASE),
+    (block_type::GRANT, grant::VERSION, grant::BASE),
     (block_type::ENDPOINT, endpoint::VERSION, endpoint::base(0)),
     (block_type::ENDPOINT, endpoint::VERSION, endpoint::base(1)),
     (block_type::ENDPOINT, endpoint::VERSION, endpoint::base(2)),

@@ -423,7 +423,7 @@ unsafe impl Sync for Message {}
 impl Message {
     fn new(message: homa_host::Message) -> Message {
         let len = message.len();
-        let bpage = message.bpage();
+        let bpage = message.bpages()[0];
         let (ptr, copy, zero_copy) = match message.bytes() {
             std::borrow::Cow::Borrowed(bytes) => (bytes.as_ptr(), None, true),
             std::borrow::Cow::Owned(bytes) => {
@@ -479,7 +479,7 @@ impl Message {
         self.zero_copy
     }
 
-    /// The bpage (64 KiB receive page) holding the message.
+    /// The first bpage (64 KiB receive page) holding the message.
     #[getter]
     fn bpage(&self) -> u32 {
         self.bpage

@@ -13,8 +13,8 @@ pub const RING_LOG2: u32 = 4;
 /// Where this host keeps message buffers it sends from.
 pub const TX_BUFFERS: u64 = 0x0100_0000;
 pub const TX_BUFFER_BYTES: u64 = 0x0100_0000;
-/// Bpages per endpoint handed to the card.
-pub const BPAGES: u32 = 16;
+/// Bpages per endpoint handed to the card (three 1 MB messages' worth).
+pub const BPAGES: u32 = 48;
 
 pub fn tx_ring(e: usize) -> u64 {
     0x0001_0000 + 0x1000 * e as u64
@@ -86,8 +86,9 @@ impl TestHost {
             card.csr_write(b + endpoint::CPL_RING_LOG2, RING_LOG2);
             card.csr_write(b + endpoint::RX_AREA_LO, rx_area(e) as u32);
             card.csr_write(b + endpoint::RX_AREA_HI, (rx_area(e) >> 32) as u32);
-            for page in 0..BPAGES {
-                card.csr_write(b + endpoint::RX_BPAGE_PUSH, page);
+            // In a scrambled order, so a message's bpages are not neighbours.
+            for i in 0..BPAGES {
+                card.csr_write(b + endpoint::RX_BPAGE_PUSH, i * 29 % BPAGES);
             }
             card.csr_write(b + endpoint::PORT, port as u32);
         }
@@ -150,20 +151,37 @@ impl TestHost {
         out
     }
 
-    /// Bytes of a received message, from the RX area at a completion's offset.
+    /// The bpages a received message occupies, in message order.
+    pub fn bpages(c: &[u8; ENTRY_BYTES]) -> Vec<u32> {
+        let len = host_abi::get(c, completion::LENGTH);
+        let count = len.div_ceil(BPAGE_BYTES).max(1) as usize;
+        let first = (host_abi::get(c, completion::BUFFER_OFFSET) / BPAGE_BYTES) as u32;
+        std::iter::once(first)
+            .chain(completion::bpage_list(c, count))
+            .collect()
+    }
+
+    /// Bytes of a received message, gathered from its bpages in the RX area.
     pub fn received(&self, e: usize, c: &[u8; ENTRY_BYTES]) -> Vec<u8> {
-        let mut buf = vec![0u8; host_abi::get(c, completion::LENGTH) as usize];
-        self.card.memory().read(
-            rx_area(e) + host_abi::get(c, completion::BUFFER_OFFSET),
-            &mut buf,
-        );
+        let len = host_abi::get(c, completion::LENGTH) as usize;
+        let mut buf = vec![0u8; len];
+        for (i, page) in Self::bpages(c).into_iter().enumerate() {
+            let start = i * BPAGE_BYTES as usize;
+            let end = (start + BPAGE_BYTES as usize).min(len);
+            self.card.memory().read(
+                rx_area(e) + page as u64 * BPAGE_BYTES,
+                &mut buf[start..end],
+            );
+        }
         buf
     }
 
-    /// Hands a bpage back to the card (the application is done with it).
+    /// Hands a message's bpages back to the card (the application is done
+    /// with it).
     pub fn give_back(&mut self, e: usize, c: &[u8; ENTRY_BYTES]) {
-        let page = host_abi::get(c, completion::BUFFER_OFFSET) / BPAGE_BYTES;
-        self.card
-            .csr_write(endpoint::base(e) + endpoint::RX_BPAGE_PUSH, page as u32);
+        for page in Self::bpages(c) {
+            self.card
+                .csr_write(endpoint::base(e) + endpoint::RX_BPAGE_PUSH, page);
+        }
     }
 }

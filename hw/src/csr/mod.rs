@@ -8,6 +8,7 @@
 //! ORs the blocks' outputs together and registers the result.
 
 pub mod endpoint_block;
+pub mod grant_block;
 pub mod id_block;
 pub mod interface_block;
 pub mod scratch_block;

@@ -48,6 +48,8 @@ pub struct HeaderFields {
     pub message_length: Signal<Out, Bits<32>>,
     pub payload_offset: Signal<Out, Bits<32>>,
     pub payload_len: Signal<Out, Bits<16>>,
+    /// DATA: bytes the sender will send without more grants.
+    pub incoming: Signal<Out, Bits<32>>,
     /// GRANT and RESEND: offset; RESEND: length; both: their priority byte.
     pub offset: Signal<Out, Bits<32>>,
     pub length: Signal<Out, Bits<32>>,
@@ -65,6 +67,7 @@ pub struct HeaderFields {
     at_sender_id: Constant<Bits<16>>,
     at_message_length: Constant<Bits<16>>,
     at_seg_offset: Constant<Bits<16>>,
+    at_incoming: Constant<Bits<16>>,
     at_offset: Constant<Bits<16>>,
     at_resend_length: Constant<Bits<16>>,
     at_grant_priority: Constant<Bits<16>>,
@@ -92,6 +95,7 @@ impl Default for HeaderFields {
             message_length: Default::default(),
             payload_offset: Default::default(),
             payload_len: Default::default(),
+            incoming: Default::default(),
             offset: Default::default(),
             length: Default::default(),
             ctl_priority: Default::default(),
@@ -109,6 +113,7 @@ impl Default for HeaderFields {
             at_sender_id: window_lsb(h, common::SENDER_ID),
             at_message_length: window_lsb(h, data::MESSAGE_LENGTH),
             at_seg_offset: window_lsb(h, data::SEG_OFFSET),
+            at_incoming: window_lsb(h, data::INCOMING),
             at_offset: window_lsb(h, grant::OFFSET),
             at_resend_length: window_lsb(h, resend::LENGTH),
             at_grant_priority: window_lsb(h, grant::PRIORITY),
@@ -177,6 +182,10 @@ impl Logic for HeaderFields {
             .val()
             .get_bits::<16>(self.at_total_length.val().index())
             - self.data_headers.val();
+        self.incoming.next = self
+            .window
+            .val()
+            .get_bits::<32>(self.at_incoming.val().index());
         self.offset.next = self
             .window
             .val()

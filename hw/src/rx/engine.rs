@@ -1,5 +1,7 @@
 //! RX engine: delivers the payload of accepted DATA frames into the receiving
-//! endpoint's buffers and completes each message when its last byte is in.
+//! endpoint's bpages, in any order, keeps each message's record of what
+//! arrived, tells the grant scheduler, and completes each message when its
+//! last byte is in. Control packets are classified and counted.
 //!
 //! DESIGN NOTES
 //! ------------
@@ -8,28 +10,58 @@
 //!   HEAD      take beats 0 and 1; the header window they make gives every
 //!             field (`HeaderFields`); beat 1 is kept, its lanes 26.. are the
 //!             first payload bytes. A one-beat frame is a control packet.
-//!   DECIDE    DATA for an open endpoint's port? Control packets (GRANT,
-//!             RESEND, ...) and DATA for no endpoint are dropped and counted
-//!             here until the grant scheduler and timers take them.
+//!   DECIDE    control packets: GRANT and CUTOFFS are counted apart (the
+//!             sender side will take them), the rest together (the timers'
+//!             issue will serve RESEND, BUSY, ACK, NEED_ACK, RPC_UNKNOWN).
+//!             DATA: an open endpoint's port, a message of 1 to 1,000,000
+//!             bytes, payload inside it; and not a late copy of a message
+//!             completed in the last `RECENT` (its key is remembered: without
+//!             this, the copy would open a new RPC that never completes).
 //!   LOOKUP    INSERT the RPC (peer IP, peer port, local port, local id =
 //!             sender_id ^ 1) in the RPC table: its slot, new or found.
-//!   STATE     read the slot's state (bytes received, bpage); a new RPC takes
-//!             a bpage from the endpoint's pool.
-//!   WRITE     DMA-write the payload at rx_area + bpage * 64 KiB + offset.
-//!             The DMA write port takes the address of lane 0 with byte
-//!             strobes, so each frame beat goes out as it is, lanes where the
-//!             payload is enabled: no realignment. (A real PCIe shell wants
-//!             aligned beats: the realigner belongs in the shell adapter.)
-//!   UPDATE    bytes received += payload; all of the message in: COMPLETE
-//!             (a completion entry with the bpage's offset) and REMOVE the RPC.
+//!   STATE     read the slot's record. A new message takes its bpages now,
+//!             all ceil(length / 64 KiB) of them (ALLOC, two cycles each; if
+//!             the pool has fewer, the packet is dropped and the RPC
+//!             forgotten), and its peer is written where GRANTs are built.
+//!   CLASSIFY  the packet's range [o, o + len) against the record: already
+//!             all in (a duplicate: dropped), partly in (dropped: senders
+//!             resend whole packets, so this is a broken sender), or new:
+//!             merged (MERGE) with the range it extends, or both it joins,
+//!             or opened as a new gap range.
+//!   PAGES     look up the bpages of the packet's first and last byte.
+//!   WRITE     DMA-write the payload at rx_area + bpage * 64 KiB + offset
+//!             within it. The DMA write port takes the address of lane 0
+//!             with byte strobes, so each frame beat goes out as it is, its
+//!             payload lanes enabled: no realignment. A beat that straddles a
+//!             bpage boundary goes out twice, once per bpage, each with its
+//!             own lanes.
+//!   UPDATE    write the record; EVENT: the grant scheduler hears (slot,
+//!             length, bytes received, the packet's `incoming`).
+//!   COMPLETE  all bytes in: read the message's bpage list (17 cycles), hand
+//!             the completion over, REMOVE the RPC, remember its key.
 //!
-//! Limits of this first version, each counted where it drops: messages must
-//! fit one bpage (64 KiB; unscheduled messages are at most 40 000 bytes); a
-//! packet must carry the next offset the RPC expects (in order; duplicates
-//! and packets after a gap are dropped, since there is no per-RPC range
-//! tracking or retransmission yet: the grant/retransmit work replaces this
-//! with HomaModule's gap list); an RPC table set that is full, or an endpoint
-//! with no bpage, drops the packet.
+//! The record of what arrived (per slot, in `rpc_state`): the length, the
+//! prefix (bytes [0, prefix) all in), the bytes received, and up to `GAPS`
+//! ranges [start, end) beyond the prefix, unordered, disjoint and never
+//! adjacent (a packet that touches one extends it). This is HomaModule's gap
+//! list turned inside out (it lists what is missing; we list what is there,
+//! which is the same information), and it is what the RESEND logic of the
+//! loss-recovery issue reads: the first missing range is [prefix, min start).
+//! A packet that would open a fifth range is dropped and counted
+//! (`drop_bad_range`); its sender resends it once the gaps before it fill.
+//! Four ranges hold any reordering in which fewer than five holes are open at
+//! once, which covers a switch's priority queues reordering a message's
+//! packets against each other.
+//!
+//! Why ranges rather than a bitmap over a packet grid: HomaModule cuts
+//! packets at the granted offset and at the end of its unscheduled bytes, so
+//! a message's packets are not all the same size and a grid would misplace
+//! some; ranges are exact for any cut.
+//!
+//! Not yet line rate: about 12 cycles of overhead per packet on top of its
+//! beats (an MTU frame is 24 beats, 30.8 cycles of wire time at 100 Gb/s).
+//! Pipelining the lookup, the classification and the write of consecutive
+//! packets is the next step (issue 8, item 4).
 
 use rust_hdl::prelude::*;
 
@@ -37,7 +69,6 @@ use crate::host_abi::completion;
 use crate::leaf::byte_swap::ByteSwap512;
 use crate::leaf::header_fields::HeaderFields;
 use crate::regmap::endpoint;
-use crate::rx::bpage_pool::BPAGE_BYTES;
 use crate::rx::rpc_table::{RpcOp, KEY_BITS, SLOT_BITS};
 use homa_wire::layout::{data, HOMA_OFFSET};
 use homa_wire::PacketType;
@@ -46,6 +77,22 @@ const ENDPOINTS: usize = endpoint::COUNT;
 
 /// Where DATA's payload starts in a frame: byte 90, lane 26 of beat 1.
 pub const PAYLOAD_START: u64 = (HOMA_OFFSET + data::HEADER_LEN) as u64;
+/// Largest message the card receives (HomaModule's limit).
+pub const MAX_MESSAGE_BYTES: u32 = 1_000_000;
+/// Gap ranges a message's record holds beyond its prefix.
+pub const GAPS: usize = 4;
+/// Keys of recently completed messages remembered (late duplicates).
+pub const RECENT: usize = 8;
+/// Bits of a byte offset or count within a message.
+pub const LEN_BITS: usize = 20;
+/// Bits of the page-list RAM's address: slot, then the bpage's index in the
+/// message (0..15).
+pub const PAGE_ADDR_BITS: usize = SLOT_BITS + 4;
+/// Bits of a bpage index (`completion::BPAGE_INDEX_BITS`).
+pub const BPAGE_BITS: usize = 12;
+/// Record layout: length [19:0], prefix [39:20], received [59:40], then per
+/// gap range k at 60 + 41 k: valid, start [20 bits], end [20 bits].
+pub const RECORD_BITS: usize = 60 + 41 * GAPS;
 
 mod state {
     pub const HEAD0: u64 = 0;
@@ -55,15 +102,24 @@ mod state {
     pub const LOOKUP_WAIT: u64 = 4;
     pub const STATE_READ: u64 = 5;
     pub const STATE: u64 = 6;
-    pub const WRITE: u64 = 7;
-    pub const UPDATE: u64 = 8;
-    pub const COMPLETE: u64 = 9;
-    pub const REMOVE: u64 = 10;
-    pub const REMOVE_WAIT: u64 = 11;
-    pub const DRAIN: u64 = 12;
+    pub const ALLOC: u64 = 7;
+    pub const ALLOC_WAIT: u64 = 8;
+    pub const CLASSIFY: u64 = 9;
+    pub const MERGE: u64 = 10;
+    pub const PAGE_A: u64 = 11;
+    pub const PAGE_B: u64 = 12;
+    pub const PAGE_C: u64 = 13;
+    pub const WRITE: u64 = 14;
+    pub const UPDATE: u64 = 15;
+    pub const EVENT: u64 = 16;
+    pub const CPL_PAGES: u64 = 17;
+    pub const COMPLETE: u64 = 18;
+    pub const REMOVE: u64 = 19;
+    pub const REMOVE_WAIT: u64 = 20;
+    pub const DRAIN: u64 = 21;
 }
 
-fn c4(v: u64) -> Constant<Bits<4>> {
+fn c5(v: u64) -> Constant<Bits<5>> {
     Constant::new(v.to_bits())
 }
 
@@ -87,9 +143,11 @@ pub struct RxEngine {
     /// The endpoint receiving, and its RX area (muxed by the core).
     pub sel_endpoint: Signal<Out, Bits<2>>,
     pub sel_rx_area: Signal<In, Bits<64>>,
-    /// The bpage pool, showing `sel_endpoint`'s next page.
+    /// The bpage pool, showing `sel_endpoint`'s next page and how many it
+    /// holds.
     pub bpage_valid: Signal<In, bool>,
     pub bpage_index: Signal<In, Bits<16>>,
+    pub bpage_free: Signal<In, Bits<8>>,
     pub bpage_pop: Signal<Out, bool>,
     /// The RPC table.
     pub m_rpc_valid: Signal<Out, bool>,
@@ -113,23 +171,47 @@ pub struct RxEngine {
     pub m_cpl_ready: Signal<In, bool>,
     pub m_cpl_endpoint: Signal<Out, Bits<2>>,
     pub m_cpl_record: Signal<Out, Bits<512>>,
-    /// Counters (wrap): messages delivered; packets dropped because they
-    /// were not DATA (control packets, not handled yet), for no open port,
-    /// for a full RPC table set, for want of a bpage, or too big for one.
+    /// Events to the grant scheduler: a DATA packet's bytes counted.
+    pub m_evt_valid: Signal<Out, bool>,
+    pub m_evt_ready: Signal<In, bool>,
+    pub m_evt_slot: Signal<Out, Bits<SLOT_BITS>>,
+    pub m_evt_length: Signal<Out, Bits<LEN_BITS>>,
+    pub m_evt_received: Signal<Out, Bits<LEN_BITS>>,
+    pub m_evt_incoming: Signal<Out, Bits<LEN_BITS>>,
+    /// A new inbound message's peer, for the GRANTs sent to it (a write
+    /// strobe: one cycle, no back-pressure).
+    pub m_peer_valid: Signal<Out, bool>,
+    pub m_peer_slot: Signal<Out, Bits<SLOT_BITS>>,
+    pub m_peer_mac: Signal<Out, Bits<48>>,
+    pub m_peer_ip: Signal<Out, Bits<32>>,
+    /// The peer's port (our DATA's destination port in the GRANT).
+    pub m_peer_port: Signal<Out, Bits<16>>,
+    pub m_peer_local_port: Signal<Out, Bits<16>>,
+    /// The RPC id as this card knows it (sender_id ^ 1), the GRANT's sender_id.
+    pub m_peer_local_id: Signal<Out, Bits<64>>,
+    /// Counters (wrap): messages delivered; GRANT and CUTOFFS packets
+    /// received; other control packets (not served yet); DATA dropped for no
+    /// open port, a full RPC table set, want of bpages, a bad length, as a
+    /// duplicate (every byte already in), or for a bad range (partly in, past
+    /// the message, or a fifth gap).
     pub messages: Signal<Out, Bits<32>>,
+    pub grants_received: Signal<Out, Bits<32>>,
+    pub cutoffs_received: Signal<Out, Bits<32>>,
     pub drop_control: Signal<Out, Bits<32>>,
     pub drop_no_endpoint: Signal<Out, Bits<32>>,
     pub drop_rpc_full: Signal<Out, Bits<32>>,
     pub drop_no_bpage: Signal<Out, Bits<32>>,
     pub drop_too_big: Signal<Out, Bits<32>>,
-    /// DATA whose offset is not the next the RPC expects (duplicates, gaps).
-    pub drop_out_of_order: Signal<Out, Bits<32>>,
+    pub duplicates: Signal<Out, Bits<32>>,
+    pub drop_bad_range: Signal<Out, Bits<32>>,
 
     swap: ByteSwap512,
     fields: HeaderFields,
-    /// RPC state by slot: bytes received (bits 31:0), bpage (bits 47:32).
-    rpc_state: RAM<Bits<48>, SLOT_BITS>,
-    state: DFF<Bits<4>>,
+    /// Per slot: the record of what arrived (see DESIGN NOTES).
+    rpc_state: RAM<Bits<RECORD_BITS>, SLOT_BITS>,
+    /// Per slot and bpage of the message (0..15): the bpage index.
+    pages: RAM<Bits<BPAGE_BITS>, PAGE_ADDR_BITS>,
+    state: DFF<Bits<5>>,
     win0: DFF<Bits<512>>,
     win1: DFF<Bits<512>>,
     /// Frame beat 1 as received: its lanes 26.. are payload.
@@ -139,28 +221,84 @@ pub struct RxEngine {
     endpoint: DFF<Bits<2>>,
     slot: DFF<Bits<SLOT_BITS>>,
     inserted: DFF<bool>,
-    received: DFF<Bits<32>>,
-    bpage: DFF<Bits<16>>,
+    /// The record being worked on.
+    r_len: DFF<Bits<LEN_BITS>>,
+    r_prefix: DFF<Bits<LEN_BITS>>,
+    r_received: DFF<Bits<LEN_BITS>>,
+    r_valid: [DFF<bool>; GAPS],
+    r_start: [DFF<Bits<LEN_BITS>>; GAPS],
+    r_end: [DFF<Bits<LEN_BITS>>; GAPS],
+    /// CLASSIFY's verdicts, registered for MERGE.
+    k_covered: DFF<bool>,
+    k_overlap: DFF<bool>,
+    k_len_differs: DFF<bool>,
+    k_at_prefix: DFF<bool>,
+    k_left: [DFF<bool>; GAPS],
+    k_right: [DFF<bool>; GAPS],
+    /// Bpages of the new message: how many, and how many taken so far.
+    npages: DFF<Bits<5>>,
+    page_count: DFF<Bits<5>>,
+    /// The bpages of the packet's first and last byte.
+    page0: DFF<Bits<BPAGE_BITS>>,
+    page1: DFF<Bits<BPAGE_BITS>>,
+    /// Address of lane 0 of frame beat 0 if the frame were laid out in
+    /// `page0` (`base0`) or in `page1` (`base1`).
+    base0: DFF<Bits<64>>,
+    base1: DFF<Bits<64>>,
+    /// Frame byte where `page1` starts (0xffff: the packet is in one bpage).
+    bound: DFF<Bits<16>>,
+    /// WRITE: the part of a straddling beat that goes to `page1` is next.
+    second_half: DFF<bool>,
     /// Index in the frame of the beat being written (1, 2, ...).
     beat: DFF<Bits<6>>,
+    /// CPL_PAGES: the page-list entry being read; the list gathered.
+    cpl_index: DFF<Bits<5>>,
+    first_page: DFF<Bits<BPAGE_BITS>>,
+    page_list: DFF<Bits<{ BPAGE_BITS * 15 }>>,
+    /// Keys of the last `RECENT` completed messages, and where the next goes.
+    recent: [DFF<Bits<KEY_BITS>>; RECENT],
+    recent_valid: [DFF<bool>; RECENT],
+    recent_next: DFF<Bits<3>>,
     messages_count: DFF<Bits<32>>,
+    grants_count: DFF<Bits<32>>,
+    cutoffs_count: DFF<Bits<32>>,
     drop_control_count: DFF<Bits<32>>,
     drop_no_endpoint_count: DFF<Bits<32>>,
     drop_rpc_full_count: DFF<Bits<32>>,
     drop_no_bpage_count: DFF<Bits<32>>,
     drop_too_big_count: DFF<Bits<32>>,
-    drop_out_of_order_count: DFF<Bits<32>>,
+    duplicates_count: DFF<Bits<32>>,
+    drop_bad_range_count: DFF<Bits<32>>,
     /// Every beat of the current frame has been taken.
     frame_done: DFF<bool>,
-    /// The offset the next packet of this RPC must carry.
-    expected_offset: Signal<Local, Bits<32>>,
+
     match_ep: [Signal<Local, bool>; ENDPOINTS],
     any_ep: Signal<Local, bool>,
     pick_ep: Signal<Local, Bits<2>>,
     key: Signal<Local, Bits<KEY_BITS>>,
-    /// Address of lane 0 of frame beat 0 if the frame were laid out in the
-    /// buffer: payload byte i of the frame lands at `frame_base + 90 + i`.
-    frame_base: Signal<Local, Bits<64>>,
+    recent_hit: Signal<Local, bool>,
+    /// The packet: offset, end, length (of the message), all 20 bits.
+    p_off: Signal<Local, Bits<LEN_BITS>>,
+    p_end: Signal<Local, Bits<LEN_BITS>>,
+    p_msg_len: Signal<Local, Bits<LEN_BITS>>,
+    /// The packet's last byte, and the message's.
+    p_last: Signal<Local, Bits<LEN_BITS>>,
+    msg_last: Signal<Local, Bits<LEN_BITS>>,
+    /// The packet's payload runs past its message, or it has none.
+    bad_range: Signal<Local, bool>,
+    need_pages: Signal<Local, Bits<5>>,
+    /// MERGE: a gap range joins the packet on the right, and its end.
+    has_right: Signal<Local, bool>,
+    right_end: Signal<Local, Bits<LEN_BITS>>,
+    has_left_gap: Signal<Local, bool>,
+    /// MERGE: a gap range is free (scanning in order).
+    seen_free: Signal<Local, bool>,
+    /// MERGE: the packet touches nothing: it needs a gap range of its own.
+    isolated: Signal<Local, bool>,
+    /// MERGE: the packet is dropped (duplicate, bad range, no gap range).
+    merge_drop: Signal<Local, bool>,
+    new_gap: [Signal<Local, bool>; GAPS],
+    record_out: Signal<Local, Bits<RECORD_BITS>>,
     beat_start: Signal<Local, Bits<16>>,
     beat_end: Signal<Local, Bits<16>>,
     /// Payload bytes from the start of the beat being written to the frame's end.
@@ -168,14 +306,24 @@ pub struct RxEngine {
     payload_end: Signal<Local, Bits<16>>,
     lanes_from: Signal<Local, Bits<8>>,
     lanes_to: Signal<Local, Bits<8>>,
-    new_received: Signal<Local, Bits<32>>,
+    pay_mask: Signal<Local, Bits<64>>,
+    /// Lanes of the beat below `bound`, as a count (0..64) and a mask.
+    below_lanes: Signal<Local, Bits<16>>,
+    below_mask: Signal<Local, Bits<64>>,
+    mask0: Signal<Local, Bits<64>>,
+    mask1: Signal<Local, Bits<64>>,
+    /// WRITE: the part being offered is the beat's last.
+    final_part: Signal<Local, bool>,
+    offset_in_page: Signal<Local, Bits<64>>,
     record: Signal<Local, Bits<512>>,
     kind: Signal<Local, Bits<8>>,
 
     all_lanes: Constant<Bits<64>>,
     type_data: Constant<Bits<8>>,
+    type_grant: Constant<Bits<8>>,
+    type_cutoffs: Constant<Bits<8>>,
     payload_start: Constant<Bits<16>>,
-    bpage_bytes: Constant<Bits<32>>,
+    max_message: Constant<Bits<32>>,
     op_insert: Constant<Bits<2>>,
     op_remove: Constant<Bits<2>>,
     kind_request: Constant<Bits<8>>,
@@ -187,19 +335,32 @@ pub struct RxEngine {
     cpl_buffer_offset: Constant<Bits<16>>,
     cpl_peer_ip: Constant<Bits<16>>,
     cpl_peer_mac: Constant<Bits<16>>,
-    st_head0: Constant<Bits<4>>,
-    st_head1: Constant<Bits<4>>,
-    st_decide: Constant<Bits<4>>,
-    st_lookup: Constant<Bits<4>>,
-    st_lookup_wait: Constant<Bits<4>>,
-    st_state_read: Constant<Bits<4>>,
-    st_state: Constant<Bits<4>>,
-    st_write: Constant<Bits<4>>,
-    st_update: Constant<Bits<4>>,
-    st_complete: Constant<Bits<4>>,
-    st_remove: Constant<Bits<4>>,
-    st_remove_wait: Constant<Bits<4>>,
-    st_drain: Constant<Bits<4>>,
+    cpl_bpages: Constant<Bits<16>>,
+    recent_index: [Constant<Bits<3>>; RECENT],
+    /// Gap range k's valid bit in the record.
+    valid_bit: [Constant<Bits<RECORD_BITS>>; GAPS],
+    st_head0: Constant<Bits<5>>,
+    st_head1: Constant<Bits<5>>,
+    st_decide: Constant<Bits<5>>,
+    st_lookup: Constant<Bits<5>>,
+    st_lookup_wait: Constant<Bits<5>>,
+    st_state_read: Constant<Bits<5>>,
+    st_state: Constant<Bits<5>>,
+    st_alloc: Constant<Bits<5>>,
+    st_alloc_wait: Constant<Bits<5>>,
+    st_classify: Constant<Bits<5>>,
+    st_merge: Constant<Bits<5>>,
+    st_page_a: Constant<Bits<5>>,
+    st_page_b: Constant<Bits<5>>,
+    st_page_c: Constant<Bits<5>>,
+    st_write: Constant<Bits<5>>,
+    st_update: Constant<Bits<5>>,
+    st_event: Constant<Bits<5>>,
+    st_cpl_pages: Constant<Bits<5>>,
+    st_complete: Constant<Bits<5>>,
+    st_remove: Constant<Bits<5>>,
+    st_remove_wait: Constant<Bits<5>>,
+    st_drain: Constant<Bits<5>>,
 }
 
 impl Default for RxEngine {
@@ -209,6 +370,10 @@ impl Default for RxEngine {
             "the endpoint match is unrolled for four endpoints"
         );
         assert_eq!(KEY_BITS, 128);
+        assert_eq!(GAPS, 4, "the record's gap ranges are packed unrolled");
+        assert_eq!(BPAGE_BITS, completion::BPAGE_INDEX_BITS);
+        assert_eq!(completion::MAX_MESSAGE_BPAGES, 16);
+        assert!(MAX_MESSAGE_BYTES < 1 << LEN_BITS);
         let c8 = |v: u8| Constant::new((v as u64).to_bits());
         Self {
             clock: Default::default(),
@@ -223,6 +388,7 @@ impl Default for RxEngine {
             sel_rx_area: Default::default(),
             bpage_valid: Default::default(),
             bpage_index: Default::default(),
+            bpage_free: Default::default(),
             bpage_pop: Default::default(),
             m_rpc_valid: Default::default(),
             m_rpc_ready: Default::default(),
@@ -243,16 +409,33 @@ impl Default for RxEngine {
             m_cpl_ready: Default::default(),
             m_cpl_endpoint: Default::default(),
             m_cpl_record: Default::default(),
+            m_evt_valid: Default::default(),
+            m_evt_ready: Default::default(),
+            m_evt_slot: Default::default(),
+            m_evt_length: Default::default(),
+            m_evt_received: Default::default(),
+            m_evt_incoming: Default::default(),
+            m_peer_valid: Default::default(),
+            m_peer_slot: Default::default(),
+            m_peer_mac: Default::default(),
+            m_peer_ip: Default::default(),
+            m_peer_port: Default::default(),
+            m_peer_local_port: Default::default(),
+            m_peer_local_id: Default::default(),
             messages: Default::default(),
+            grants_received: Default::default(),
+            cutoffs_received: Default::default(),
             drop_control: Default::default(),
             drop_no_endpoint: Default::default(),
             drop_rpc_full: Default::default(),
             drop_no_bpage: Default::default(),
             drop_too_big: Default::default(),
-            drop_out_of_order: Default::default(),
+            duplicates: Default::default(),
+            drop_bad_range: Default::default(),
             swap: Default::default(),
             fields: Default::default(),
             rpc_state: Default::default(),
+            pages: Default::default(),
             state: Default::default(),
             win0: Default::default(),
             win1: Default::default(),
@@ -261,36 +444,85 @@ impl Default for RxEngine {
             endpoint: Default::default(),
             slot: Default::default(),
             inserted: Default::default(),
-            received: Default::default(),
-            bpage: Default::default(),
+            r_len: Default::default(),
+            r_prefix: Default::default(),
+            r_received: Default::default(),
+            r_valid: Default::default(),
+            r_start: Default::default(),
+            r_end: Default::default(),
+            k_covered: Default::default(),
+            k_overlap: Default::default(),
+            k_len_differs: Default::default(),
+            k_at_prefix: Default::default(),
+            k_left: Default::default(),
+            k_right: Default::default(),
+            npages: Default::default(),
+            page_count: Default::default(),
+            page0: Default::default(),
+            page1: Default::default(),
+            base0: Default::default(),
+            base1: Default::default(),
+            bound: Default::default(),
+            second_half: Default::default(),
             beat: Default::default(),
+            cpl_index: Default::default(),
+            first_page: Default::default(),
+            page_list: Default::default(),
+            recent: Default::default(),
+            recent_valid: Default::default(),
+            recent_next: Default::default(),
             messages_count: Default::default(),
+            grants_count: Default::default(),
+            cutoffs_count: Default::default(),
             drop_control_count: Default::default(),
             drop_no_endpoint_count: Default::default(),
             drop_rpc_full_count: Default::default(),
             drop_no_bpage_count: Default::default(),
             drop_too_big_count: Default::default(),
-            drop_out_of_order_count: Default::default(),
+            duplicates_count: Default::default(),
+            drop_bad_range_count: Default::default(),
             frame_done: Default::default(),
-            expected_offset: Default::default(),
             match_ep: Default::default(),
             any_ep: Default::default(),
             pick_ep: Default::default(),
             key: Default::default(),
-            frame_base: Default::default(),
+            recent_hit: Default::default(),
+            p_off: Default::default(),
+            p_end: Default::default(),
+            p_msg_len: Default::default(),
+            p_last: Default::default(),
+            msg_last: Default::default(),
+            bad_range: Default::default(),
+            need_pages: Default::default(),
+            has_right: Default::default(),
+            right_end: Default::default(),
+            has_left_gap: Default::default(),
+            seen_free: Default::default(),
+            isolated: Default::default(),
+            merge_drop: Default::default(),
+            new_gap: Default::default(),
+            record_out: Default::default(),
             beat_start: Default::default(),
             beat_end: Default::default(),
             payload_left: Default::default(),
             payload_end: Default::default(),
             lanes_from: Default::default(),
             lanes_to: Default::default(),
-            new_received: Default::default(),
+            pay_mask: Default::default(),
+            below_lanes: Default::default(),
+            below_mask: Default::default(),
+            mask0: Default::default(),
+            mask1: Default::default(),
+            final_part: Default::default(),
+            offset_in_page: Default::default(),
             record: Default::default(),
             kind: Default::default(),
             all_lanes: Constant::new(u64::MAX.to_bits()),
             type_data: c8(PacketType::Data as u8),
+            type_grant: c8(PacketType::Grant as u8),
+            type_cutoffs: c8(PacketType::Cutoffs as u8),
             payload_start: Constant::new(PAYLOAD_START.to_bits()),
-            bpage_bytes: Constant::new(BPAGE_BYTES.to_bits()),
+            max_message: Constant::new((MAX_MESSAGE_BYTES as u64).to_bits()),
             op_insert: Constant::new((RpcOp::Insert as u64).to_bits()),
             op_remove: Constant::new((RpcOp::Remove as u64).to_bits()),
             kind_request: c8(completion::kind::REQUEST_RECEIVED),
@@ -302,19 +534,33 @@ impl Default for RxEngine {
             cpl_buffer_offset: lsb(completion::BUFFER_OFFSET),
             cpl_peer_ip: lsb(completion::PEER_IP),
             cpl_peer_mac: lsb(completion::PEER_MAC),
-            st_head0: c4(state::HEAD0),
-            st_head1: c4(state::HEAD1),
-            st_decide: c4(state::DECIDE),
-            st_lookup: c4(state::LOOKUP),
-            st_lookup_wait: c4(state::LOOKUP_WAIT),
-            st_state_read: c4(state::STATE_READ),
-            st_state: c4(state::STATE),
-            st_write: c4(state::WRITE),
-            st_update: c4(state::UPDATE),
-            st_complete: c4(state::COMPLETE),
-            st_remove: c4(state::REMOVE),
-            st_remove_wait: c4(state::REMOVE_WAIT),
-            st_drain: c4(state::DRAIN),
+            cpl_bpages: lsb(completion::BPAGES),
+            recent_index: std::array::from_fn(|k| Constant::new((k as u64).to_bits())),
+            valid_bit: std::array::from_fn(|k| {
+                Constant::new(Bits::<RECORD_BITS>::from(1u64) << (60 + 41 * k as u64))
+            }),
+            st_head0: c5(state::HEAD0),
+            st_head1: c5(state::HEAD1),
+            st_decide: c5(state::DECIDE),
+            st_lookup: c5(state::LOOKUP),
+            st_lookup_wait: c5(state::LOOKUP_WAIT),
+            st_state_read: c5(state::STATE_READ),
+            st_state: c5(state::STATE),
+            st_alloc: c5(state::ALLOC),
+            st_alloc_wait: c5(state::ALLOC_WAIT),
+            st_classify: c5(state::CLASSIFY),
+            st_merge: c5(state::MERGE),
+            st_page_a: c5(state::PAGE_A),
+            st_page_b: c5(state::PAGE_B),
+            st_page_c: c5(state::PAGE_C),
+            st_write: c5(state::WRITE),
+            st_update: c5(state::UPDATE),
+            st_event: c5(state::EVENT),
+            st_cpl_pages: c5(state::CPL_PAGES),
+            st_complete: c5(state::COMPLETE),
+            st_remove: c5(state::REMOVE),
+            st_remove_wait: c5(state::REMOVE_WAIT),
+            st_drain: c5(state::DRAIN),
         }
     }
 }
@@ -333,20 +579,60 @@ impl Logic for RxEngine {
             endpoint,
             slot,
             inserted,
-            received,
-            bpage,
+            r_len,
+            r_prefix,
+            r_received,
+            k_covered,
+            k_overlap,
+            k_len_differs,
+            k_at_prefix,
+            npages,
+            page_count,
+            page0,
+            page1,
+            base0,
+            base1,
+            bound,
+            second_half,
             beat,
+            cpl_index,
+            first_page,
+            page_list,
+            recent_next,
             messages_count,
+            grants_count,
+            cutoffs_count,
             drop_control_count,
             drop_no_endpoint_count,
             drop_rpc_full_count,
             drop_no_bpage_count,
             drop_too_big_count,
-            drop_out_of_order_count,
+            duplicates_count,
+            drop_bad_range_count,
             frame_done
         );
+        for k in 0..GAPS {
+            self.r_valid[k].clock.next = self.clock.val();
+            self.r_valid[k].d.next = self.r_valid[k].q.val();
+            self.r_start[k].clock.next = self.clock.val();
+            self.r_start[k].d.next = self.r_start[k].q.val();
+            self.r_end[k].clock.next = self.clock.val();
+            self.r_end[k].d.next = self.r_end[k].q.val();
+            self.k_left[k].clock.next = self.clock.val();
+            self.k_left[k].d.next = self.k_left[k].q.val();
+            self.k_right[k].clock.next = self.clock.val();
+            self.k_right[k].d.next = self.k_right[k].q.val();
+        }
+        for r in 0..RECENT {
+            self.recent[r].clock.next = self.clock.val();
+            self.recent[r].d.next = self.recent[r].q.val();
+            self.recent_valid[r].clock.next = self.clock.val();
+            self.recent_valid[r].d.next = self.recent_valid[r].q.val();
+        }
         self.rpc_state.read_clock.next = self.clock.val();
         self.rpc_state.write_clock.next = self.clock.val();
+        self.pages.read_clock.next = self.clock.val();
+        self.pages.write_clock.next = self.clock.val();
         self.swap.beat.next = self.s_axis_tdata.val();
         self.fields.window.next = (bit_cast::<1024, 512>(self.win0.q.val()) << 512)
             | bit_cast::<1024, 512>(self.win1.q.val());
@@ -378,12 +664,113 @@ impl Logic for RxEngine {
         self.m_rpc_key.next = self.key.val();
         self.m_rpc_op.next = self.op_insert.val();
         self.m_rpc_valid.next = false;
+        self.recent_hit.next = false;
+        for r in 0..RECENT {
+            if self.recent_valid[r].q.val() & (self.recent[r].q.val() == self.key.val()) {
+                self.recent_hit.next = true;
+            }
+        }
 
-        // Payload placement: frame byte 90 + i goes to buffer + offset + i.
-        self.frame_base.next = self.sel_rx_area.val()
-            + (bit_cast::<64, 16>(self.bpage.q.val()) << 16)
-            + bit_cast::<64, 32>(self.fields.payload_offset.val())
-            - bit_cast::<64, 16>(self.payload_start.val());
+        // The packet's range within its message (valid once the length is
+        // known to be below 2^20).
+        self.p_off.next = self.fields.payload_offset.val().get_bits::<LEN_BITS>(0);
+        self.p_end.next =
+            self.p_off.val() + bit_cast::<LEN_BITS, 16>(self.fields.payload_len.val());
+        self.p_msg_len.next = self.fields.message_length.val().get_bits::<LEN_BITS>(0);
+        self.bad_range.next = (self.fields.payload_len.val() == 0)
+            | (self.fields.payload_offset.val()
+                >= self.fields.message_length.val())
+            | (self.fields.payload_offset.val()
+                + bit_cast::<32, 16>(self.fields.payload_len.val())
+                > self.fields.message_length.val());
+        // ceil(length / 64 KiB), 1..16.
+        self.p_last.next = self.p_end.val() - 1;
+        self.msg_last.next = self.p_msg_len.val() - 1;
+        self.need_pages.next = bit_cast::<5, 4>(self.msg_last.val().get_bits::<4>(16)) + 1;
+
+        // ---- the record: unpacked from the state RAM in STATE ----
+        self.rpc_state.read_address.next = self.slot.q.val();
+        self.rpc_state.write_address.next = self.slot.q.val();
+        self.rpc_state.write_enable.next = false;
+        self.record_out.next = bit_cast::<RECORD_BITS, LEN_BITS>(self.r_len.q.val())
+            | (bit_cast::<RECORD_BITS, LEN_BITS>(self.r_prefix.q.val()) << 20)
+            | (bit_cast::<RECORD_BITS, LEN_BITS>(self.r_received.q.val()) << 40)
+            | (bit_cast::<RECORD_BITS, LEN_BITS>(self.r_start[0].q.val()) << 61)
+            | (bit_cast::<RECORD_BITS, LEN_BITS>(self.r_end[0].q.val()) << 81)
+            | (bit_cast::<RECORD_BITS, LEN_BITS>(self.r_start[1].q.val()) << 102)
+            | (bit_cast::<RECORD_BITS, LEN_BITS>(self.r_end[1].q.val()) << 122)
+            | (bit_cast::<RECORD_BITS, LEN_BITS>(self.r_start[2].q.val()) << 143)
+            | (bit_cast::<RECORD_BITS, LEN_BITS>(self.r_end[2].q.val()) << 163)
+            | (bit_cast::<RECORD_BITS, LEN_BITS>(self.r_start[3].q.val()) << 184)
+            | (bit_cast::<RECORD_BITS, LEN_BITS>(self.r_end[3].q.val()) << 204);
+        for k in 0..GAPS {
+            if self.r_valid[k].q.val() {
+                self.record_out.next = self.record_out.val() | self.valid_bit[k].val();
+            }
+        }
+        self.rpc_state.write_data.next = self.record_out.val();
+
+        // ---- MERGE's combinational part: the record with the packet in ----
+        self.has_right.next = false;
+        self.right_end.next = 0.into();
+        self.has_left_gap.next = false;
+        for k in 0..GAPS {
+            if self.k_right[k].q.val() {
+                self.has_right.next = true;
+                self.right_end.next = self.r_end[k].q.val();
+            }
+            if self.k_left[k].q.val() {
+                self.has_left_gap.next = true;
+            }
+        }
+        // A new gap range goes into the first free entry.
+        self.seen_free.next = false;
+        for k in 0..GAPS {
+            self.new_gap[k].next = !self.r_valid[k].q.val() & !self.seen_free.val();
+            if !self.r_valid[k].q.val() {
+                self.seen_free.next = true;
+            }
+        }
+        self.isolated.next =
+            !self.k_at_prefix.q.val() & !self.has_left_gap.val() & !self.has_right.val();
+        self.merge_drop.next = self.k_len_differs.q.val()
+            | self.k_overlap.q.val()
+            | self.k_covered.q.val()
+            | (self.isolated.val() & !self.seen_free.val());
+
+        // ---- page list RAM ----
+        self.pages.write_address.next = (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val())
+            << 4)
+            | bit_cast::<PAGE_ADDR_BITS, 4>(self.page_count.q.val().get_bits::<4>(0));
+        self.pages.write_data.next = self.bpage_index.val().get_bits::<BPAGE_BITS>(0);
+        self.pages.write_enable.next = false;
+        self.pages.read_address.next = (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val())
+            << 4)
+            | bit_cast::<PAGE_ADDR_BITS, 4>(self.p_off.val().get_bits::<4>(16));
+        self.bpage_pop.next = false;
+
+        // ---- the peer of a new message ----
+        self.m_peer_valid.next = false;
+        self.m_peer_slot.next = self.slot.q.val();
+        self.m_peer_mac.next = self.fields.src_mac.val();
+        self.m_peer_ip.next = self.fields.src_ip.val();
+        self.m_peer_port.next = self.fields.sport.val();
+        self.m_peer_local_port.next = self.fields.dport.val();
+        self.m_peer_local_id.next = self.fields.sender_id.val() ^ 1;
+
+        // ---- grant scheduler events ----
+        self.m_evt_valid.next = false;
+        self.m_evt_slot.next = self.slot.q.val();
+        self.m_evt_length.next = self.r_len.q.val();
+        self.m_evt_received.next = self.r_received.q.val();
+        self.m_evt_incoming.next = self.p_msg_len.val();
+        if self.fields.incoming.val() < self.fields.message_length.val() {
+            self.m_evt_incoming.next = self.fields.incoming.val().get_bits::<LEN_BITS>(0);
+        }
+
+        // ---- payload placement ----
+        self.offset_in_page.next =
+            bit_cast::<64, 16>(self.fields.payload_offset.val().get_bits::<16>(0));
         self.payload_end.next = self.payload_start.val() + self.fields.payload_len.val();
         // Lanes of frame beat `beat` that hold payload: [lanes_from, lanes_to).
         self.beat_start.next = bit_cast::<16, 6>(self.beat.q.val()) << 6;
@@ -397,31 +784,41 @@ impl Logic for RxEngine {
         if self.payload_end.val() < self.beat_end.val() {
             self.lanes_to.next = self.payload_left.val().get_bits::<8>(0);
         }
-        self.m_dma_wr_addr.next =
-            self.frame_base.val() + (bit_cast::<64, 6>(self.beat.q.val()) << 6);
-        self.m_dma_wr_strb.next = (self.all_lanes.val() << self.lanes_from.val())
+        self.pay_mask.next = (self.all_lanes.val() << self.lanes_from.val())
             & (self.all_lanes.val() >> (64 - bit_cast::<16, 8>(self.lanes_to.val())));
+        // Lanes below the bpage boundary go to page0, the rest to page1.
+        self.below_lanes.next = 64.into();
+        if self.bound.q.val() <= self.beat_start.val() {
+            self.below_lanes.next = 0.into();
+        } else if self.bound.q.val() < self.beat_end.val() {
+            self.below_lanes.next = self.bound.q.val() - self.beat_start.val();
+        }
+        self.below_mask.next = self.all_lanes.val() >> (64 - self.below_lanes.val());
+        if self.below_lanes.val() == 0 {
+            self.below_mask.next = 0.into();
+        }
+        self.mask0.next = self.pay_mask.val() & self.below_mask.val();
+        self.mask1.next = self.pay_mask.val() & !self.below_mask.val();
+        self.final_part.next = true;
+        self.m_dma_wr_addr.next =
+            self.base1.q.val() + (bit_cast::<64, 6>(self.beat.q.val()) << 6);
+        self.m_dma_wr_strb.next = self.mask1.val();
+        if !self.second_half.q.val() & (self.mask0.val() != 0) {
+            self.m_dma_wr_addr.next =
+                self.base0.q.val() + (bit_cast::<64, 6>(self.beat.q.val()) << 6);
+            self.m_dma_wr_strb.next = self.mask0.val();
+            self.final_part.next = self.mask1.val() == 0;
+        }
         self.m_dma_wr_data.next = self.s_axis_tdata.val();
         if self.beat.q.val() == 1 {
             self.m_dma_wr_data.next = self.beat1.q.val();
         }
-        self.m_dma_wr_last.next = self.s_axis_tlast.val();
+        self.m_dma_wr_last.next = self.s_axis_tlast.val() & self.final_part.val();
         if self.beat.q.val() == 1 {
-            self.m_dma_wr_last.next = self.last1.q.val();
+            self.m_dma_wr_last.next = self.last1.q.val() & self.final_part.val();
         }
         self.m_dma_wr_valid.next = false;
         self.s_axis_tready.next = false;
-
-        // State RAM: read the slot the table answered with; write back in UPDATE.
-        self.rpc_state.read_address.next = self.slot.q.val();
-        self.rpc_state.write_address.next = self.slot.q.val();
-        self.new_received.next =
-            self.received.q.val() + bit_cast::<32, 16>(self.fields.payload_len.val());
-        self.rpc_state.write_data.next = (bit_cast::<48, 16>(self.bpage.q.val()) << 32)
-            | bit_cast::<48, 32>(self.new_received.val());
-        self.rpc_state.write_enable.next = false;
-        self.bpage_pop.next = false;
-        self.expected_offset.next = self.rpc_state.read_data.val().get_bits::<32>(0);
 
         // The completion of a delivered message.
         self.kind.next = self.kind_request.val();
@@ -432,8 +829,8 @@ impl Logic for RxEngine {
             | (bit_cast::<512, 16>(self.fields.sport.val()) << self.cpl_peer_port.val())
             | (bit_cast::<512, 32>(self.fields.message_length.val()) << self.cpl_length.val())
             | (bit_cast::<512, 64>(self.fields.sender_id.val() ^ 1) << self.cpl_rpc_id.val())
-            | (bit_cast::<512, 32>(bit_cast::<32, 16>(self.bpage.q.val()) << 16)
-                << self.cpl_buffer_offset.val())
+            | (bit_cast::<512, BPAGE_BITS>(self.first_page.q.val())
+                << (self.cpl_buffer_offset.val() + 16))
             | (bit_cast::<512, 32>(self.fields.src_ip.val()) << self.cpl_peer_ip.val())
             | (bit_cast::<512, 8>(self.fields.src_mac.val().get_bits::<8>(40))
                 << self.cpl_peer_mac.val())
@@ -446,7 +843,9 @@ impl Logic for RxEngine {
             | (bit_cast::<512, 8>(self.fields.src_mac.val().get_bits::<8>(8))
                 << (self.cpl_peer_mac.val() + 32))
             | (bit_cast::<512, 8>(self.fields.src_mac.val().get_bits::<8>(0))
-                << (self.cpl_peer_mac.val() + 40));
+                << (self.cpl_peer_mac.val() + 40))
+            | (bit_cast::<512, { BPAGE_BITS * 15 }>(self.page_list.q.val())
+                << self.cpl_bpages.val());
         self.m_cpl_record.next = self.record.val();
         self.m_cpl_endpoint.next = self.endpoint.q.val();
         self.m_cpl_valid.next = false;
@@ -458,7 +857,8 @@ impl Logic for RxEngine {
                 self.win0.d.next = self.swap.swapped.val();
                 self.state.d.next = self.st_head1.val();
                 if self.s_axis_tlast.val() {
-                    // One beat: a control packet.
+                    // One beat: a control packet without a body (BUSY,
+                    // NEED_ACK, RPC_UNKNOWN).
                     self.drop_control_count.d.next = self.drop_control_count.q.val() + 1;
                     self.state.d.next = self.st_head0.val();
                 }
@@ -477,19 +877,31 @@ impl Logic for RxEngine {
             self.state.d.next = self.st_lookup.val();
             if (self.fields.packet_type.val() != self.type_data.val())
                 | !self.any_ep.val()
-                | (self.fields.message_length.val() > self.bpage_bytes.val())
+                | (self.fields.message_length.val() > self.max_message.val())
+                | self.bad_range.val()
+                | self.recent_hit.val()
             {
                 self.state.d.next = self.st_drain.val();
                 if self.last1.q.val() {
                     self.state.d.next = self.st_head0.val();
                 }
             }
-            if self.fields.packet_type.val() != self.type_data.val() {
+            if self.fields.packet_type.val() == self.type_grant.val() {
+                self.grants_count.d.next = self.grants_count.q.val() + 1;
+            } else if self.fields.packet_type.val() == self.type_cutoffs.val() {
+                self.cutoffs_count.d.next = self.cutoffs_count.q.val() + 1;
+            } else if self.fields.packet_type.val() != self.type_data.val() {
                 self.drop_control_count.d.next = self.drop_control_count.q.val() + 1;
             } else if !self.any_ep.val() {
                 self.drop_no_endpoint_count.d.next = self.drop_no_endpoint_count.q.val() + 1;
-            } else if self.fields.message_length.val() > self.bpage_bytes.val() {
+            } else if (self.fields.message_length.val() > self.max_message.val())
+                | (self.fields.message_length.val() == 0)
+            {
                 self.drop_too_big_count.d.next = self.drop_too_big_count.q.val() + 1;
+            } else if self.bad_range.val() {
+                self.drop_bad_range_count.d.next = self.drop_bad_range_count.q.val() + 1;
+            } else if self.recent_hit.val() {
+                self.duplicates_count.d.next = self.duplicates_count.q.val() + 1;
             }
         } else if self.state.q.val() == self.st_lookup.val() {
             self.m_rpc_valid.next = true;
@@ -513,55 +925,218 @@ impl Logic for RxEngine {
             // The RAM reads `slot` at this edge.
             self.state.d.next = self.st_state.val();
         } else if self.state.q.val() == self.st_state.val() {
-            self.received.d.next = self.rpc_state.read_data.val().get_bits::<32>(0);
-            self.bpage.d.next = self.rpc_state.read_data.val().get_bits::<16>(32);
+            self.r_len.d.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(0);
+            self.r_prefix.d.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(20);
+            self.r_received.d.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(40);
+            self.r_valid[0].d.next = self.rpc_state.read_data.val().get_bit(60);
+            self.r_start[0].d.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(61);
+            self.r_end[0].d.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(81);
+            self.r_valid[1].d.next = self.rpc_state.read_data.val().get_bit(101);
+            self.r_start[1].d.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(102);
+            self.r_end[1].d.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(122);
+            self.r_valid[2].d.next = self.rpc_state.read_data.val().get_bit(142);
+            self.r_start[2].d.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(143);
+            self.r_end[2].d.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(163);
+            self.r_valid[3].d.next = self.rpc_state.read_data.val().get_bit(183);
+            self.r_start[3].d.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(184);
+            self.r_end[3].d.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(204);
+            self.state.d.next = self.st_classify.val();
             if self.inserted.q.val() {
-                self.received.d.next = 0.into();
-                self.bpage.d.next = self.bpage_index.val();
-                self.expected_offset.next = 0.into();
+                // A new message: an empty record; its bpages first.
+                self.r_len.d.next = self.p_msg_len.val();
+                self.r_prefix.d.next = 0.into();
+                self.r_received.d.next = 0.into();
+                for k in 0..GAPS {
+                    self.r_valid[k].d.next = false;
+                }
+                self.npages.d.next = self.need_pages.val();
+                self.page_count.d.next = 0.into();
+                self.state.d.next = self.st_alloc.val();
+                if self.bpage_free.val() < bit_cast::<8, 5>(self.need_pages.val()) {
+                    // Not enough bpages: forget the RPC again, drop the packet.
+                    self.drop_no_bpage_count.d.next = self.drop_no_bpage_count.q.val() + 1;
+                    self.state.d.next = self.st_remove.val();
+                } else {
+                    self.m_peer_valid.next = true;
+                }
             }
-            self.beat.d.next = 1.into();
-            self.state.d.next = self.st_write.val();
-            if self.inserted.q.val() & !self.bpage_valid.val() {
-                // No buffer: forget the RPC again, drop the packet.
-                self.drop_no_bpage_count.d.next = self.drop_no_bpage_count.q.val() + 1;
-                self.state.d.next = self.st_remove.val();
-            } else if self.fields.payload_offset.val() != self.expected_offset.val() {
-                // A duplicate, or a packet after a gap: without range tracking
-                // (retransmission comes with grants), taking it could complete
-                // the message early or leave a hole. Drop it; a new RPC that
-                // starts with such a packet is forgotten again.
-                self.drop_out_of_order_count.d.next = self.drop_out_of_order_count.q.val() + 1;
+        } else if self.state.q.val() == self.st_alloc.val() {
+            // Take one bpage; the pool shows the next one two cycles later.
+            if self.bpage_valid.val() {
+                self.bpage_pop.next = true;
+                self.pages.write_enable.next = true;
+                self.page_count.d.next = self.page_count.q.val() + 1;
+                self.state.d.next = self.st_alloc_wait.val();
+            }
+        } else if self.state.q.val() == self.st_alloc_wait.val() {
+            self.state.d.next = self.st_alloc.val();
+            if self.page_count.q.val() == self.npages.q.val() {
+                self.state.d.next = self.st_classify.val();
+            }
+        } else if self.state.q.val() == self.st_classify.val() {
+            // The packet against the record. Gap ranges are disjoint and
+            // never adjacent, so at most one extends on each side.
+            self.k_len_differs.d.next = self.r_len.q.val() != self.p_msg_len.val();
+            self.k_at_prefix.d.next = self.p_off.val() == self.r_prefix.q.val();
+            self.k_covered.d.next = self.p_end.val() <= self.r_prefix.q.val();
+            self.k_overlap.d.next = self.p_off.val() < self.r_prefix.q.val();
+            for k in 0..GAPS {
+                self.k_left[k].d.next =
+                    self.r_valid[k].q.val() & (self.r_end[k].q.val() == self.p_off.val());
+                self.k_right[k].d.next =
+                    self.r_valid[k].q.val() & (self.r_start[k].q.val() == self.p_end.val());
+                if self.r_valid[k].q.val()
+                    & (self.r_start[k].q.val() <= self.p_off.val())
+                    & (self.p_end.val() <= self.r_end[k].q.val())
+                {
+                    self.k_covered.d.next = true;
+                }
+                if self.r_valid[k].q.val()
+                    & (self.p_off.val() < self.r_end[k].q.val())
+                    & (self.p_end.val() > self.r_start[k].q.val())
+                {
+                    self.k_overlap.d.next = true;
+                }
+            }
+            self.state.d.next = self.st_merge.val();
+        } else if self.state.q.val() == self.st_merge.val() {
+            self.state.d.next = self.st_page_a.val();
+            if self.merge_drop.val() {
                 self.state.d.next = self.st_drain.val();
                 if self.last1.q.val() {
                     self.state.d.next = self.st_head0.val();
                 }
-                if self.inserted.q.val() {
-                    self.state.d.next = self.st_remove.val();
-                }
-            } else if self.inserted.q.val() {
-                self.bpage_pop.next = true;
             }
+            if self.k_covered.q.val() & !self.k_len_differs.q.val() {
+                self.duplicates_count.d.next = self.duplicates_count.q.val() + 1;
+            } else if self.merge_drop.val() {
+                self.drop_bad_range_count.d.next = self.drop_bad_range_count.q.val() + 1;
+            } else {
+                self.r_received.d.next = self.r_received.q.val()
+                    + bit_cast::<LEN_BITS, 16>(self.fields.payload_len.val());
+                if self.k_at_prefix.q.val() {
+                    self.r_prefix.d.next = self.p_end.val();
+                    if self.has_right.val() {
+                        self.r_prefix.d.next = self.right_end.val();
+                    }
+                }
+                for k in 0..GAPS {
+                    if self.k_right[k].q.val() {
+                        if self.k_at_prefix.q.val() | self.has_left_gap.val() {
+                            // Joined to what is on the packet's left.
+                            self.r_valid[k].d.next = false;
+                        } else {
+                            self.r_start[k].d.next = self.p_off.val();
+                        }
+                    }
+                    if self.k_left[k].q.val() {
+                        self.r_end[k].d.next = self.p_end.val();
+                        if self.has_right.val() {
+                            self.r_end[k].d.next = self.right_end.val();
+                        }
+                    }
+                    if self.isolated.val() & self.new_gap[k].val() {
+                        self.r_valid[k].d.next = true;
+                        self.r_start[k].d.next = self.p_off.val();
+                        self.r_end[k].d.next = self.p_end.val();
+                    }
+                }
+            }
+        } else if self.state.q.val() == self.st_page_a.val() {
+            // The RAM reads the first byte's bpage at this edge.
+            self.pages.read_address.next =
+                (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val()) << 4)
+                    | bit_cast::<PAGE_ADDR_BITS, 4>(self.p_off.val().get_bits::<4>(16));
+            self.state.d.next = self.st_page_b.val();
+        } else if self.state.q.val() == self.st_page_b.val() {
+            self.page0.d.next = self.pages.read_data.val();
+            self.pages.read_address.next =
+                (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val()) << 4)
+                    | bit_cast::<PAGE_ADDR_BITS, 4>(self.p_last.val().get_bits::<4>(16));
+            self.state.d.next = self.st_page_c.val();
+        } else if self.state.q.val() == self.st_page_c.val() {
+            self.page1.d.next = self.pages.read_data.val();
+            // Payload byte i of the frame (i >= 90) lands at base + i.
+            self.base0.d.next = self.sel_rx_area.val()
+                + (bit_cast::<64, BPAGE_BITS>(self.page0.q.val()) << 16)
+                + self.offset_in_page.val()
+                - bit_cast::<64, 16>(self.payload_start.val());
+            self.base1.d.next = self.sel_rx_area.val()
+                + (bit_cast::<64, BPAGE_BITS>(self.pages.read_data.val()) << 16)
+                + self.offset_in_page.val()
+                - bit_cast::<64, 16>(self.payload_start.val())
+                - 65536;
+            self.bound.d.next = 0xffff.into();
+            if self.p_off.val().get_bits::<4>(16) != self.p_last.val().get_bits::<4>(16) {
+                self.bound.d.next = self.payload_start.val()
+                    - self.fields.payload_offset.val().get_bits::<16>(0);
+            }
+            self.beat.d.next = 1.into();
+            self.second_half.d.next = false;
+            self.state.d.next = self.st_write.val();
         } else if self.state.q.val() == self.st_write.val() {
             self.m_dma_wr_valid.next = (self.beat.q.val() == 1) | self.s_axis_tvalid.val();
-            self.s_axis_tready.next = (self.beat.q.val() != 1) & self.m_dma_wr_ready.val();
+            self.s_axis_tready.next =
+                (self.beat.q.val() != 1) & self.m_dma_wr_ready.val() & self.final_part.val();
             if self.m_dma_wr_valid.val() & self.m_dma_wr_ready.val() {
-                self.beat.d.next = self.beat.q.val() + 1;
-                if self.m_dma_wr_last.val() {
-                    self.frame_done.d.next = true;
-                    self.state.d.next = self.st_update.val();
+                if self.final_part.val() {
+                    self.beat.d.next = self.beat.q.val() + 1;
+                    self.second_half.d.next = false;
+                    if self.m_dma_wr_last.val() {
+                        self.frame_done.d.next = true;
+                        self.state.d.next = self.st_update.val();
+                    }
+                } else {
+                    self.second_half.d.next = true;
                 }
             }
         } else if self.state.q.val() == self.st_update.val() {
             self.rpc_state.write_enable.next = true;
-            self.state.d.next = self.st_head0.val();
-            if self.new_received.val() >= self.fields.message_length.val() {
+            self.state.d.next = self.st_event.val();
+        } else if self.state.q.val() == self.st_event.val() {
+            self.m_evt_valid.next = true;
+            if self.m_evt_ready.val() {
+                self.state.d.next = self.st_head0.val();
+                if self.r_prefix.q.val() == self.r_len.q.val() {
+                    self.cpl_index.d.next = 0.into();
+                    self.page_list.d.next = 0.into();
+                    self.state.d.next = self.st_cpl_pages.val();
+                }
+            }
+        } else if self.state.q.val() == self.st_cpl_pages.val() {
+            // Read list entry `cpl_index`; take entry `cpl_index - 1`.
+            self.pages.read_address.next =
+                (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val()) << 4)
+                    | bit_cast::<PAGE_ADDR_BITS, 4>(self.cpl_index.q.val().get_bits::<4>(0));
+            self.cpl_index.d.next = self.cpl_index.q.val() + 1;
+            if self.cpl_index.q.val() == 1 {
+                self.first_page.d.next = self.pages.read_data.val();
+            }
+            if self.cpl_index.q.val() >= 2 {
+                // Shifted in from the top: after entries 1..15, entry 1 is
+                // at the bottom. Entries past the message are zero.
+                self.page_list.d.next = self.page_list.q.val() >> 12;
+                if self.cpl_index.q.val() <= self.need_pages.val() {
+                    self.page_list.d.next = (self.page_list.q.val() >> 12)
+                        | (bit_cast::<{ BPAGE_BITS * 15 }, BPAGE_BITS>(
+                            self.pages.read_data.val(),
+                        ) << 168);
+                }
+            }
+            if self.cpl_index.q.val() == 16 {
                 self.state.d.next = self.st_complete.val();
             }
         } else if self.state.q.val() == self.st_complete.val() {
             self.m_cpl_valid.next = true;
             if self.m_cpl_ready.val() {
                 self.messages_count.d.next = self.messages_count.q.val() + 1;
+                for r in 0..RECENT {
+                    if self.recent_next.q.val() == self.recent_index[r].val() {
+                        self.recent[r].d.next = self.key.val();
+                        self.recent_valid[r].d.next = true;
+                    }
+                }
+                self.recent_next.d.next = self.recent_next.q.val() + 1;
                 self.state.d.next = self.st_remove.val();
             }
         } else if self.state.q.val() == self.st_remove.val() {
@@ -586,22 +1161,32 @@ impl Logic for RxEngine {
         }
 
         self.messages.next = self.messages_count.q.val();
+        self.grants_received.next = self.grants_count.q.val();
+        self.cutoffs_received.next = self.cutoffs_count.q.val();
         self.drop_control.next = self.drop_control_count.q.val();
         self.drop_no_endpoint.next = self.drop_no_endpoint_count.q.val();
         self.drop_rpc_full.next = self.drop_rpc_full_count.q.val();
         self.drop_no_bpage.next = self.drop_no_bpage_count.q.val();
         self.drop_too_big.next = self.drop_too_big_count.q.val();
-        self.drop_out_of_order.next = self.drop_out_of_order_count.q.val();
+        self.duplicates.next = self.duplicates_count.q.val();
+        self.drop_bad_range.next = self.drop_bad_range_count.q.val();
 
         if self.reset.val() {
             self.state.d.next = self.st_head0.val();
+            self.recent_next.d.next = 0.into();
+            for r in 0..RECENT {
+                self.recent_valid[r].d.next = false;
+            }
             self.messages_count.d.next = 0.into();
+            self.grants_count.d.next = 0.into();
+            self.cutoffs_count.d.next = 0.into();
             self.drop_control_count.d.next = 0.into();
             self.drop_no_endpoint_count.d.next = 0.into();
             self.drop_rpc_full_count.d.next = 0.into();
             self.drop_no_bpage_count.d.next = 0.into();
             self.drop_too_big_count.d.next = 0.into();
-            self.drop_out_of_order_count.d.next = 0.into();
+            self.duplicates_count.d.next = 0.into();
+            self.drop_bad_range_count.d.next = 0.into();
         }
     }
 }

@@ -1,0 +1,234 @@
+//! Grant sender: turns the grant scheduler's decisions into GRANT frames.
+//!
+//! DESIGN NOTES
+//! ------------
+//! A GRANT names its RPC by the receiver's view of it (our local id as
+//! `sender_id`, our port as `sport`) and goes to the peer that sent the DATA.
+//! The RX engine writes that peer into `peers` (a RAM indexed by RPC slot)
+//! when a message's first packet arrives; a grant from the scheduler carries
+//! only (slot, offset, priority), and this block reads the slot's peer back,
+//! has its own header builder make the frame (67 bytes: two beats) and
+//! offers it on its own AXI-Stream port. The core puts that port on the MAC
+//! between DATA frames, ahead of them: a GRANT never waits behind a queue of
+//! data. Control packets go at priority 7 (HomaModule's control priority).
+//!
+//! One GRANT every 7 cycles plus its two beats; the scheduler queues its
+//! decisions (16 deep) meanwhile. The next frame's header is built while the
+//! current one is on the port.
+
+use rust_hdl::prelude::*;
+
+use crate::rx::rpc_table::SLOT_BITS;
+use crate::sched::grant_scheduler::LEN_BITS;
+use crate::tx::header::TxHeaderBuilder;
+use homa_wire::PacketType;
+
+/// Peer record layout: mac [47:0], ip [79:48], peer port [95:80], local port
+/// [111:96], local id [175:112].
+const PEER_BITS: usize = 176;
+
+mod state {
+    pub const IDLE: u64 = 0;
+    pub const READ: u64 = 1;
+    pub const BUILD: u64 = 2;
+    pub const WAIT: u64 = 3;
+    pub const BEAT0: u64 = 4;
+    pub const BEAT1: u64 = 5;
+}
+
+fn c3(v: u64) -> Constant<Bits<3>> {
+    Constant::new(v.to_bits())
+}
+
+#[derive(LogicBlock)]
+pub struct GrantSender {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, bool>,
+    /// The card's own addresses.
+    pub local_mac: Signal<In, Bits<48>>,
+    pub local_ip: Signal<In, Bits<32>>,
+    /// A new inbound message's peer (from the RX engine; a write strobe).
+    pub s_peer_valid: Signal<In, bool>,
+    pub s_peer_slot: Signal<In, Bits<SLOT_BITS>>,
+    pub s_peer_mac: Signal<In, Bits<48>>,
+    pub s_peer_ip: Signal<In, Bits<32>>,
+    pub s_peer_port: Signal<In, Bits<16>>,
+    pub s_peer_local_port: Signal<In, Bits<16>>,
+    pub s_peer_local_id: Signal<In, Bits<64>>,
+    /// Grants from the grant scheduler.
+    pub s_grant_valid: Signal<In, bool>,
+    pub s_grant_ready: Signal<Out, bool>,
+    pub s_grant_slot: Signal<In, Bits<SLOT_BITS>>,
+    pub s_grant_offset: Signal<In, Bits<LEN_BITS>>,
+    pub s_grant_priority: Signal<In, Bits<3>>,
+    /// GRANT frames.
+    pub m_axis_tdata: Signal<Out, Bits<512>>,
+    pub m_axis_tkeep: Signal<Out, Bits<64>>,
+    pub m_axis_tvalid: Signal<Out, bool>,
+    pub m_axis_tlast: Signal<Out, bool>,
+    pub m_axis_tready: Signal<In, bool>,
+    /// GRANT frames sent (wraps).
+    pub grants_sent: Signal<Out, Bits<32>>,
+
+    peers: RAM<Bits<PEER_BITS>, SLOT_BITS>,
+    header: TxHeaderBuilder,
+    state: DFF<Bits<3>>,
+    offset: DFF<Bits<LEN_BITS>>,
+    /// The grant's priority (not `priority`: a SystemVerilog keyword).
+    level: DFF<Bits<3>>,
+    beat0: DFF<Bits<512>>,
+    beat1: DFF<Bits<512>>,
+    keep1: DFF<Bits<64>>,
+    sent: DFF<Bits<32>>,
+    peer: Signal<Local, Bits<PEER_BITS>>,
+    all_lanes: Constant<Bits<64>>,
+    type_grant: Constant<Bits<8>>,
+    st_idle: Constant<Bits<3>>,
+    st_read: Constant<Bits<3>>,
+    st_build: Constant<Bits<3>>,
+    st_wait: Constant<Bits<3>>,
+    st_beat0: Constant<Bits<3>>,
+    st_beat1: Constant<Bits<3>>,
+}
+
+impl Default for GrantSender {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            local_mac: Default::default(),
+            local_ip: Default::default(),
+            s_peer_valid: Default::default(),
+            s_peer_slot: Default::default(),
+            s_peer_mac: Default::default(),
+            s_peer_ip: Default::default(),
+            s_peer_port: Default::default(),
+            s_peer_local_port: Default::default(),
+            s_peer_local_id: Default::default(),
+            s_grant_valid: Default::default(),
+            s_grant_ready: Default::default(),
+            s_grant_slot: Default::default(),
+            s_grant_offset: Default::default(),
+            s_grant_priority: Default::default(),
+            m_axis_tdata: Default::default(),
+            m_axis_tkeep: Default::default(),
+            m_axis_tvalid: Default::default(),
+            m_axis_tlast: Default::default(),
+            m_axis_tready: Default::default(),
+            grants_sent: Default::default(),
+            peers: Default::default(),
+            header: Default::default(),
+            state: Default::default(),
+            offset: Default::default(),
+            level: Default::default(),
+            beat0: Default::default(),
+            beat1: Default::default(),
+            keep1: Default::default(),
+            sent: Default::default(),
+            peer: Default::default(),
+            all_lanes: Constant::new(u64::MAX.to_bits()),
+            type_grant: Constant::new((PacketType::Grant as u64).to_bits()),
+            st_idle: c3(state::IDLE),
+            st_read: c3(state::READ),
+            st_build: c3(state::BUILD),
+            st_wait: c3(state::WAIT),
+            st_beat0: c3(state::BEAT0),
+            st_beat1: c3(state::BEAT1),
+        }
+    }
+}
+
+impl Logic for GrantSender {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, state, offset, level, beat0, beat1, keep1, sent);
+        self.peers.read_clock.next = self.clock.val();
+        self.peers.write_clock.next = self.clock.val();
+        self.peers.write_address.next = self.s_peer_slot.val();
+        self.peers.write_enable.next = self.s_peer_valid.val();
+        self.peers.write_data.next = bit_cast::<PEER_BITS, 48>(self.s_peer_mac.val())
+            | (bit_cast::<PEER_BITS, 32>(self.s_peer_ip.val()) << 48)
+            | (bit_cast::<PEER_BITS, 16>(self.s_peer_port.val()) << 80)
+            | (bit_cast::<PEER_BITS, 16>(self.s_peer_local_port.val()) << 96)
+            | (bit_cast::<PEER_BITS, 64>(self.s_peer_local_id.val()) << 112);
+        self.peers.read_address.next = self.s_grant_slot.val();
+        self.peer.next = self.peers.read_data.val();
+
+        self.header.clock.next = self.clock.val();
+        self.header.in_valid.next = false;
+        self.header.dst_mac.next = self.peer.val().get_bits::<48>(0);
+        self.header.src_mac.next = self.local_mac.val();
+        self.header.src_ip.next = self.local_ip.val();
+        self.header.dst_ip.next = self.peer.val().get_bits::<32>(48);
+        self.header.level.next = 7.into();
+        self.header.ip_id.next = 0.into();
+        self.header.packet_type.next = self.type_grant.val();
+        self.header.sport.next = self.peer.val().get_bits::<16>(96);
+        self.header.dport.next = self.peer.val().get_bits::<16>(80);
+        self.header.sender_id.next = self.peer.val().get_bits::<64>(112);
+        self.header.data_offset.next = 0.into();
+        self.header.message_length.next = 0.into();
+        self.header.incoming.next = 0.into();
+        self.header.ack_client_id.next = 0.into();
+        self.header.ack_server_port.next = 0.into();
+        self.header.cutoff_version.next = 0.into();
+        self.header.retransmit.next = false;
+        self.header.payload_len.next = 0.into();
+        self.header.ctl_offset.next = bit_cast::<32, LEN_BITS>(self.offset.q.val());
+        self.header.ctl_length.next = 0.into();
+        self.header.ctl_priority.next = bit_cast::<8, 3>(self.level.q.val());
+        self.header.body.next = 0.into();
+
+        self.s_grant_ready.next = false;
+        self.m_axis_tvalid.next = false;
+        self.m_axis_tdata.next = self.beat0.q.val();
+        self.m_axis_tkeep.next = self.all_lanes.val();
+        self.m_axis_tlast.next = false;
+
+        if self.state.q.val() == self.st_idle.val() {
+            // The RAM reads the offered grant's slot at every edge; take the
+            // grant, and its peer is out next cycle.
+            self.s_grant_ready.next = true;
+            if self.s_grant_valid.val() {
+                self.offset.d.next = self.s_grant_offset.val();
+                self.level.d.next = self.s_grant_priority.val();
+                self.state.d.next = self.st_read.val();
+            }
+        } else if self.state.q.val() == self.st_read.val() {
+            // `peer` holds the slot read at the last edge; the address moves
+            // on with the next grant, so sample it now.
+            self.header.in_valid.next = true;
+            self.state.d.next = self.st_build.val();
+        } else if self.state.q.val() == self.st_build.val() {
+            self.state.d.next = self.st_wait.val();
+        } else if self.state.q.val() == self.st_wait.val() {
+            if self.header.out_valid.val() {
+                self.beat0.d.next = self.header.out_beat0.val();
+                self.beat1.d.next = self.header.out_beat1.val();
+                // Lanes 0 .. frame_len - 64 of the second beat.
+                self.keep1.d.next =
+                    self.all_lanes.val() >> (128 - self.header.out_frame_len.val());
+                self.state.d.next = self.st_beat0.val();
+            }
+        } else if self.state.q.val() == self.st_beat0.val() {
+            self.m_axis_tvalid.next = true;
+            if self.m_axis_tready.val() {
+                self.state.d.next = self.st_beat1.val();
+            }
+        } else if self.state.q.val() == self.st_beat1.val() {
+            self.m_axis_tvalid.next = true;
+            self.m_axis_tdata.next = self.beat1.q.val();
+            self.m_axis_tkeep.next = self.keep1.q.val();
+            self.m_axis_tlast.next = true;
+            if self.m_axis_tready.val() {
+                self.sent.d.next = self.sent.q.val() + 1;
+                self.state.d.next = self.st_idle.val();
+            }
+        }
+        self.grants_sent.next = self.sent.q.val();
+        if self.reset.val() {
+            self.state.d.next = self.st_idle.val();
+            self.sent.d.next = 0.into();
+        }
+    }
+}
