@@ -57,7 +57,7 @@
  Largest message, in bytes. (A literal so cbindgen writes it into the
  header; the assertion keeps it the card's limit.)
  */
-#define HOMA_MAX_MESSAGE_BYTES 40000
+#define HOMA_MAX_MESSAGE_BYTES 1000000
 
 /*
  An open Homa port.

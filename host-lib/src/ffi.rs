@@ -48,7 +48,7 @@ pub const HOMA_ERR_INTERNAL: i32 = -12;
 pub const HOMA_ERR_CONFIG: i32 = -13;
 /// Largest message, in bytes. (A literal so cbindgen writes it into the
 /// header; the assertion keeps it the card's limit.)
-pub const HOMA_MAX_MESSAGE_BYTES: usize = 40_000;
+pub const HOMA_MAX_MESSAGE_BYTES: usize = 1_000_000;
 const _: () = assert!(HOMA_MAX_MESSAGE_BYTES == crate::MAX_MESSAGE_BYTES);
 
 /// A peer: IPv4 address (host order), MAC address (wire order), Homa port.

@@ -24,6 +24,7 @@
 //! rule (a combination the card or host-lib refuses) goes in
 //! `config::check_combinations`.
 
+use homa_hw::regmap::{block_type, grant};
 use homa_hw::tx::engine as tx_engine;
 
 /// A tunable's home.
@@ -114,7 +115,7 @@ const UNSCHED_CUTOFFS: [u32; 8] = [
     tx_engine::UNSCHED_CUTOFFS[0],
 ];
 
-const NO_GRANTS: &str = "the grant scheduler is not in the card's core yet (issue 8)";
+const PACER: &str = "built into the TX engine's RTL (homa_hw::tx::engine::PACER_FIFO_FRACTION)";
 const NO_TIMERS: &str = "the card has no retransmit timers yet";
 const TX_ENGINE: &str = "built into the TX engine's RTL (homa_hw::tx::engine)";
 
@@ -123,9 +124,12 @@ pub const TUNABLES: &[Tunable] = &[
     // Unscheduled data and priorities.
     Tunable {
         name: "unsched_bytes",
-        target: Target::Fixed { why: TX_ENGINE },
+        target: Target::Csr {
+            block_type: block_type::GRANT,
+            offset: grant::UNSCHED_BYTES,
+        },
         shape: Shape::Scalar,
-        default: &[tx_engine::MAX_MESSAGE_BYTES],
+        default: &[40_000],
         min: 1,
         max: 1_000_000,
         help: "bytes of each message sent before any grant",
@@ -159,7 +163,10 @@ pub const TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "max_sched_prio",
-        target: Target::Fixed { why: NO_GRANTS },
+        target: Target::Csr {
+            block_type: block_type::GRANT,
+            offset: grant::MAX_SCHED_PRIO,
+        },
         shape: Shape::Scalar,
         default: &[3],
         min: 0,
@@ -169,7 +176,10 @@ pub const TUNABLES: &[Tunable] = &[
     // The grant scheduler.
     Tunable {
         name: "window",
-        target: Target::Fixed { why: NO_GRANTS },
+        target: Target::Csr {
+            block_type: block_type::GRANT,
+            offset: grant::WINDOW,
+        },
         shape: Shape::Scalar,
         default: &[0],
         min: 0,
@@ -178,7 +188,10 @@ pub const TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "max_incoming",
-        target: Target::Fixed { why: NO_GRANTS },
+        target: Target::Csr {
+            block_type: block_type::GRANT,
+            offset: grant::MAX_INCOMING,
+        },
         shape: Shape::Scalar,
         default: &[400_000],
         min: 1,
@@ -187,16 +200,22 @@ pub const TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "max_overcommit",
-        target: Target::Fixed { why: NO_GRANTS },
+        target: Target::Csr {
+            block_type: block_type::GRANT,
+            offset: grant::MAX_OVERCOMMIT,
+        },
         shape: Shape::Scalar,
         default: &[8],
         min: 1,
-        max: 64,
+        max: 8,
         help: "messages granted at once (the active set)",
     },
     Tunable {
         name: "grant_fifo_fraction",
-        target: Target::Fixed { why: NO_GRANTS },
+        target: Target::Csr {
+            block_type: block_type::GRANT,
+            offset: grant::GRANT_FIFO_FRACTION,
+        },
         shape: Shape::Scalar,
         default: &[50],
         min: 0,
@@ -205,7 +224,10 @@ pub const TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "fifo_grant_increment",
-        target: Target::Fixed { why: NO_GRANTS },
+        target: Target::Csr {
+            block_type: block_type::GRANT,
+            offset: grant::FIFO_GRANT_INCREMENT,
+        },
         shape: Shape::Scalar,
         default: &[50_000],
         min: 1,
@@ -214,7 +236,7 @@ pub const TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "pacer_fifo_fraction",
-        target: Target::Fixed { why: NO_GRANTS },
+        target: Target::Fixed { why: PACER },
         shape: Shape::Scalar,
         default: &[50],
         min: 0,
@@ -291,4 +313,30 @@ pub const TUNABLES: &[Tunable] = &[
 /// The tunable named `name`.
 pub fn find(name: &str) -> Option<&'static Tunable> {
     TUNABLES.iter().find(|t| t.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grant_tunables_default_to_what_the_card_resets_to() {
+        let mut seen = 0;
+        for t in TUNABLES {
+            if let Target::Csr {
+                block_type: block_type::GRANT,
+                offset,
+            } = t.target
+            {
+                let reset = grant::DEFAULTS.iter().find(|d| d.0 == offset);
+                assert_eq!(reset.map(|d| d.1), Some(t.default[0]), "{}", t.name);
+                seen += 1;
+            }
+        }
+        assert_eq!(
+            seen,
+            grant::DEFAULTS.len(),
+            "every grant register is a tunable"
+        );
+    }
 }

@@ -75,24 +75,40 @@ fn serve(pair: &mut Pair, served: &mut usize) {
         let kind = host_abi::get(&c, completion::KIND) as u8;
         if kind == completion::kind::TX_DONE {
             // The response left: its request's bpage (the cookie) is free again.
-            let page = host_abi::get(&c, completion::COOKIE) / BPAGE_BYTES;
-            pair.server
-                .card
-                .csr_write(endpoint::base(0) + endpoint::RX_BPAGE_PUSH, page as u32);
+            let cookie = host_abi::get(&c, completion::COOKIE);
+            if cookie != u64::MAX {
+                pair.server.card.csr_write(
+                    endpoint::base(0) + endpoint::RX_BPAGE_PUSH,
+                    (cookie / BPAGE_BYTES) as u32,
+                );
+            }
             continue;
         }
-        // Reply from the receive buffer itself: no copy.
+        // A request of one bpage is answered from the receive buffer itself
+        // (no copy; its bpage, named by the cookie, goes back at TX_DONE);
+        // a longer one lies in bpages anywhere in the RX area, so it is
+        // gathered into a send buffer and its bpages go back at once.
         let offset = host_abi::get(&c, completion::BUFFER_OFFSET);
+        let pages = TestHost::bpages(&c);
+        let buffer = if pages.len() == 1 {
+            rx_area(0) + offset
+        } else {
+            let bytes = pair.server.received(0, &c);
+            let at = TX_BUFFERS + 0x10_0000 * (*served as u64 % 8);
+            pair.server.card.memory_mut().write(at, &bytes);
+            pair.server.give_back(0, &c);
+            at
+        };
         pair.server.post(&Send {
             endpoint: 0,
             opcode: tx_desc::opcode::SEND_RESPONSE,
             rpc_id: host_abi::get(&c, completion::RPC_ID),
-            buffer: rx_area(0) + offset,
+            buffer,
             length: host_abi::get(&c, completion::LENGTH) as u32,
             peer_ip: host_abi::get(&c, completion::PEER_IP) as u32,
             peer_port: host_abi::get(&c, completion::PEER_PORT) as u16,
             peer_mac: host_abi::get_mac(&c, completion::PEER_MAC),
-            cookie: offset,
+            cookie: if pages.len() == 1 { offset } else { u64::MAX },
         });
         pair.server.doorbell(0);
         *served += 1;

@@ -131,7 +131,9 @@ fn a_duplicate_packet_is_dropped_and_the_message_arrives_whole() {
     h.card.receive(&packet(2, len, 2, fill));
     assert!(completions(&mut h, 2000).is_empty());
     assert_eq!(counter(&mut h, rx_counters::DUPLICATES), 3);
-    let free = h.card.csr_read(endpoint::base(0) + endpoint::RX_BPAGES_FREE);
+    let free = h
+        .card
+        .csr_read(endpoint::base(0) + endpoint::RX_BPAGES_FREE);
     assert_eq!(free, BPAGES - 1, "only the message's bpage is held");
 }
 
@@ -273,7 +275,11 @@ fn messages_up_to_a_megabyte_in_shuffled_interleaved_packets_arrive_whole() {
             assert_eq!(host_abi::get(&c, completion::LENGTH), lengths[m] as u64);
             let data = h.received(0, &c);
             let want: Vec<u8> = (0..lengths[m]).map(|i| byte(m, i)).collect();
-            assert!(data == want, "round {round}: message {m} ({} bytes) differs", lengths[m]);
+            assert!(
+                data == want,
+                "round {round}: message {m} ({} bytes) differs",
+                lengths[m]
+            );
             for page in TestHost::bpages(&c) {
                 assert!(page < BPAGES, "bpage {page} is the endpoint's");
                 assert!(pages_seen.insert(page), "bpage {page} given twice");
@@ -287,7 +293,9 @@ fn messages_up_to_a_megabyte_in_shuffled_interleaved_packets_arrive_whole() {
         for c in &got {
             h.give_back(0, c);
         }
-        let free = h.card.csr_read(endpoint::base(0) + endpoint::RX_BPAGES_FREE);
+        let free = h
+            .card
+            .csr_read(endpoint::base(0) + endpoint::RX_BPAGES_FREE);
         assert_eq!(free, BPAGES, "every bpage back in the pool");
     }
 }

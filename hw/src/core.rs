@@ -318,6 +318,8 @@ impl Logic for HomaCore {
         self.rx_counters.path[9].next = self.rx_engine.drop_bad_range.val();
         self.rx_counters.path[10].next = self.rx_engine.grants_received.val();
         self.rx_counters.path[11].next = self.rx_engine.cutoffs_received.val();
+        self.rx_counters.path[12].next = self.tx_engine.grants_unknown.val();
+        self.rx_counters.path[13].next = self.tx_engine.grants_dropped.val();
         self.arp.clock.next = self.clock.val();
         self.arp.reset.next = self.reset.val();
         self.arp.s_axis_tdata.next = self.s_axis_rx_tdata.val();
@@ -423,6 +425,11 @@ impl Logic for HomaCore {
         self.tx_engine.reset.next = self.reset.val();
         self.tx_engine.local_mac.next = self.netif.mac.val();
         self.tx_engine.local_ip.next = self.netif.ipv4.val();
+        self.tx_engine.cfg_unsched_bytes.next = self.grant_csr.unsched_bytes.val();
+        self.tx_engine.s_grant_valid.next = self.rx_engine.m_grant_valid.val();
+        self.tx_engine.s_grant_key.next = self.rx_engine.m_grant_key.val();
+        self.tx_engine.s_grant_offset.next = self.rx_engine.m_grant_offset.val();
+        self.tx_engine.s_grant_priority.next = self.rx_engine.m_grant_priority.val();
         self.tx_engine.sel_tx_ring.next = 0.into();
         self.tx_engine.sel_tx_ring_log2.next = 0.into();
         self.cpl_writer.sel_ring.next = 0.into();
@@ -447,6 +454,7 @@ impl Logic for HomaCore {
         self.tx_engine.s_dma_rd_rsp_valid.next = self.s_dma_rd_rsp_valid.val();
         self.s_dma_rd_rsp_ready.next = self.tx_engine.s_dma_rd_rsp_ready.val();
         self.tx_engine.s_dma_rd_rsp_data.next = self.s_dma_rd_rsp_data.val();
+        self.tx_engine.s_dma_rd_rsp_tag.next = self.s_dma_rd_rsp_tag.val();
         self.tx_engine.s_dma_rd_rsp_last.next = self.s_dma_rd_rsp_last.val();
         self.tx_engine.s_dma_rd_rsp_error.next = self.s_dma_rd_rsp_error.val();
 
@@ -464,8 +472,7 @@ impl Logic for HomaCore {
         self.tx_header.sender_id.next = self.tx_engine.hdr_sender_id.val();
         self.tx_header.data_offset.next = self.tx_engine.hdr_data_offset.val();
         self.tx_header.message_length.next = self.tx_engine.hdr_message_length.val();
-        // Every byte is unscheduled in this first engine: all of it is "incoming".
-        self.tx_header.incoming.next = self.tx_engine.hdr_message_length.val();
+        self.tx_header.incoming.next = self.tx_engine.hdr_incoming.val();
         self.tx_header.ack_client_id.next = 0.into();
         self.tx_header.ack_server_port.next = 0.into();
         self.tx_header.cutoff_version.next = self.tx_engine.hdr_cutoff_version.val();
@@ -493,9 +500,8 @@ impl Logic for HomaCore {
         // last beat; between frames a GRANT goes first, then ARP, then DATA.
         self.grant_port.next = self.grant_in_frame.q.val()
             | (self.grant_sender.m_axis_tvalid.val() & !self.tx_in_frame.q.val());
-        self.arp_grant.next = self.arp.m_axis_tvalid.val()
-            & !self.tx_in_frame.q.val()
-            & !self.grant_port.val();
+        self.arp_grant.next =
+            self.arp.m_axis_tvalid.val() & !self.tx_in_frame.q.val() & !self.grant_port.val();
         self.m_axis_tx_tdata.next = self.tx_framer.m_axis_tx_tdata.val();
         self.m_axis_tx_tkeep.next = self.tx_framer.m_axis_tx_tkeep.val();
         self.m_axis_tx_tvalid.next = self.tx_framer.m_axis_tx_tvalid.val();
@@ -519,8 +525,7 @@ impl Logic for HomaCore {
         self.tx_framer.m_axis_tx_tready.next =
             self.m_axis_tx_tready.val() & !self.arp_grant.val() & !self.grant_port.val();
         self.arp.m_axis_tready.next = self.m_axis_tx_tready.val() & self.arp_grant.val();
-        self.grant_sender.m_axis_tready.next =
-            self.m_axis_tx_tready.val() & self.grant_port.val();
+        self.grant_sender.m_axis_tready.next = self.m_axis_tx_tready.val() & self.grant_port.val();
         if self.tx_framer.m_axis_tx_tvalid.val()
             & self.m_axis_tx_tready.val()
             & !self.arp_grant.val()

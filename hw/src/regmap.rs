@@ -107,8 +107,12 @@ pub mod rx_counters {
     pub const GRANTS_RECEIVED: u32 = 0x6c;
     /// CUTOFFS packets received.
     pub const CUTOFFS_RECEIVED: u32 = 0x70;
+    /// GRANTs for no outbound message in flight (late, or not ours).
+    pub const GRANTS_UNKNOWN: u32 = 0x74;
+    /// GRANTs dropped because the TX engine's queue of them was full.
+    pub const GRANTS_DROPPED: u32 = 0x78;
     /// The RX path counters in address order, 4 bytes apart.
-    pub const PATH_COUNTERS: [u32; 12] = [
+    pub const PATH_COUNTERS: [u32; 14] = [
         FIFO_OVERFLOWS,
         MESSAGES_DELIVERED,
         DROP_CONTROL,
@@ -121,6 +125,8 @@ pub mod rx_counters {
         DROP_BAD_RANGE,
         GRANTS_RECEIVED,
         CUTOFFS_RECEIVED,
+        GRANTS_UNKNOWN,
+        GRANTS_DROPPED,
     ];
 }
 
@@ -161,13 +167,15 @@ pub mod grant {
     pub const ACTIVE_COUNT: u32 = 0x2c;
     /// GRANT packets sent (wraps). RO.
     pub const GRANTS_SENT: u32 = 0x30;
+    /// HomaModule's unsched_bytes, the register's reset value.
+    pub const UNSCHED_BYTES_DEFAULT: u32 = 40_000;
     /// The tunables' registers and HomaModule's defaults.
     pub const DEFAULTS: [(u32, u32); 7] = [
         (MAX_INCOMING, 400_000),
         (MAX_OVERCOMMIT, 8),
         (WINDOW, 0),
         (MAX_SCHED_PRIO, 3),
-        (UNSCHED_BYTES, 40_000),
+        (UNSCHED_BYTES, UNSCHED_BYTES_DEFAULT),
         (GRANT_FIFO_FRACTION, 50),
         (FIFO_GRANT_INCREMENT, 50_000),
     ];

@@ -168,10 +168,9 @@ impl TestHost {
         for (i, page) in Self::bpages(c).into_iter().enumerate() {
             let start = i * BPAGE_BYTES as usize;
             let end = (start + BPAGE_BYTES as usize).min(len);
-            self.card.memory().read(
-                rx_area(e) + page as u64 * BPAGE_BYTES,
-                &mut buf[start..end],
-            );
+            self.card
+                .memory()
+                .read(rx_area(e) + page as u64 * BPAGE_BYTES, &mut buf[start..end]);
         }
         buf
     }

@@ -10,9 +10,10 @@
 //!   HEAD      take beats 0 and 1; the header window they make gives every
 //!             field (`HeaderFields`); beat 1 is kept, its lanes 26.. are the
 //!             first payload bytes. A one-beat frame is a control packet.
-//!   DECIDE    control packets: GRANT and CUTOFFS are counted apart (the
-//!             sender side will take them), the rest together (the timers'
-//!             issue will serve RESEND, BUSY, ACK, NEED_ACK, RPC_UNKNOWN).
+//!   DECIDE    control packets: a GRANT goes to the TX engine (which owns
+//!             outbound messages); CUTOFFS are counted (the sender side will
+//!             take them), the rest together (the timers' issue will serve
+//!             RESEND, BUSY, ACK, NEED_ACK, RPC_UNKNOWN).
 //!             DATA: an open endpoint's port, a message of 1 to 1,000,000
 //!             bytes, payload inside it; and not a late copy of a message
 //!             completed in the last `RECENT` (its key is remembered: without
@@ -178,6 +179,12 @@ pub struct RxEngine {
     pub m_evt_length: Signal<Out, Bits<LEN_BITS>>,
     pub m_evt_received: Signal<Out, Bits<LEN_BITS>>,
     pub m_evt_incoming: Signal<Out, Bits<LEN_BITS>>,
+    /// GRANTs received, to the sender side (a strobe): the RPC's key as this
+    /// card knows it, the granted offset and the priority.
+    pub m_grant_valid: Signal<Out, bool>,
+    pub m_grant_key: Signal<Out, Bits<KEY_BITS>>,
+    pub m_grant_offset: Signal<Out, Bits<32>>,
+    pub m_grant_priority: Signal<Out, Bits<3>>,
     /// A new inbound message's peer, for the GRANTs sent to it (a write
     /// strobe: one cycle, no back-pressure).
     pub m_peer_valid: Signal<Out, bool>,
@@ -415,6 +422,10 @@ impl Default for RxEngine {
             m_evt_length: Default::default(),
             m_evt_received: Default::default(),
             m_evt_incoming: Default::default(),
+            m_grant_valid: Default::default(),
+            m_grant_key: Default::default(),
+            m_grant_offset: Default::default(),
+            m_grant_priority: Default::default(),
             m_peer_valid: Default::default(),
             m_peer_slot: Default::default(),
             m_peer_mac: Default::default(),
@@ -678,8 +689,7 @@ impl Logic for RxEngine {
             self.p_off.val() + bit_cast::<LEN_BITS, 16>(self.fields.payload_len.val());
         self.p_msg_len.next = self.fields.message_length.val().get_bits::<LEN_BITS>(0);
         self.bad_range.next = (self.fields.payload_len.val() == 0)
-            | (self.fields.payload_offset.val()
-                >= self.fields.message_length.val())
+            | (self.fields.payload_offset.val() >= self.fields.message_length.val())
             | (self.fields.payload_offset.val()
                 + bit_cast::<32, 16>(self.fields.payload_len.val())
                 > self.fields.message_length.val());
@@ -749,6 +759,12 @@ impl Logic for RxEngine {
             | bit_cast::<PAGE_ADDR_BITS, 4>(self.p_off.val().get_bits::<4>(16));
         self.bpage_pop.next = false;
 
+        // ---- GRANTs to the sender side ----
+        self.m_grant_valid.next = false;
+        self.m_grant_key.next = self.key.val();
+        self.m_grant_offset.next = self.fields.offset.val();
+        self.m_grant_priority.next = self.fields.ctl_priority.val().get_bits::<3>(0);
+
         // ---- the peer of a new message ----
         self.m_peer_valid.next = false;
         self.m_peer_slot.next = self.slot.q.val();
@@ -800,8 +816,7 @@ impl Logic for RxEngine {
         self.mask0.next = self.pay_mask.val() & self.below_mask.val();
         self.mask1.next = self.pay_mask.val() & !self.below_mask.val();
         self.final_part.next = true;
-        self.m_dma_wr_addr.next =
-            self.base1.q.val() + (bit_cast::<64, 6>(self.beat.q.val()) << 6);
+        self.m_dma_wr_addr.next = self.base1.q.val() + (bit_cast::<64, 6>(self.beat.q.val()) << 6);
         self.m_dma_wr_strb.next = self.mask1.val();
         if !self.second_half.q.val() & (self.mask0.val() != 0) {
             self.m_dma_wr_addr.next =
@@ -888,6 +903,7 @@ impl Logic for RxEngine {
             }
             if self.fields.packet_type.val() == self.type_grant.val() {
                 self.grants_count.d.next = self.grants_count.q.val() + 1;
+                self.m_grant_valid.next = true;
             } else if self.fields.packet_type.val() == self.type_cutoffs.val() {
                 self.cutoffs_count.d.next = self.cutoffs_count.q.val() + 1;
             } else if self.fields.packet_type.val() != self.type_data.val() {
@@ -1068,8 +1084,8 @@ impl Logic for RxEngine {
                 - 65536;
             self.bound.d.next = 0xffff.into();
             if self.p_off.val().get_bits::<4>(16) != self.p_last.val().get_bits::<4>(16) {
-                self.bound.d.next = self.payload_start.val()
-                    - self.fields.payload_offset.val().get_bits::<16>(0);
+                self.bound.d.next =
+                    self.payload_start.val() - self.fields.payload_offset.val().get_bits::<16>(0);
             }
             self.beat.d.next = 1.into();
             self.second_half.d.next = false;
@@ -1118,9 +1134,8 @@ impl Logic for RxEngine {
                 self.page_list.d.next = self.page_list.q.val() >> 12;
                 if self.cpl_index.q.val() <= self.need_pages.val() {
                     self.page_list.d.next = (self.page_list.q.val() >> 12)
-                        | (bit_cast::<{ BPAGE_BITS * 15 }, BPAGE_BITS>(
-                            self.pages.read_data.val(),
-                        ) << 168);
+                        | (bit_cast::<{ BPAGE_BITS * 15 }, BPAGE_BITS>(self.pages.read_data.val())
+                            << 168);
                 }
             }
             if self.cpl_index.q.val() == 16 {

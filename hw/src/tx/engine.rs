@@ -1,41 +1,63 @@
-//! TX engine: takes descriptors from the endpoints' TX rings and sends each
-//! message as DATA packets, then reports it in the endpoint's completion ring.
+//! TX engine: takes descriptors from the endpoints' TX rings and keeps many
+//! outbound messages in flight at once, sending packet by packet the one the
+//! send scheduler chooses (SRPT among messages with granted bytes), raising
+//! each message's granted offset when the receiver's GRANTs come in, and
+//! reporting each message in its endpoint's completion ring once its last
+//! byte has left.
 //!
 //! DESIGN NOTES
 //! ------------
-//! This first engine sends every message whole and unscheduled, so messages
-//! are limited to `unsched_bytes` (40 000, HomaModule's default): grants, SRPT
-//! among outgoing messages and retransmission come with the grant scheduler,
-//! and will replace the "one message at a time, start to end" loop below with
-//! a queue of messages and a per-packet choice. What stays: descriptor fetch,
-//! per-packet payload reads, header building, completions.
+//! Per message (a slot of `out_table`, the outbound twin of the RX RPC table,
+//! keyed by peer IP, peer port, local port and RPC id as a GRANT names it):
+//! the descriptor as fetched (`descs`) and its progress (`progress`: bytes
+//! sent, bytes granted, scheduled priority, birth). Two machines share them:
 //!
-//! One message at a time, one packet at a time:
-//!   IDLE       pick the next endpoint with descriptors (round robin)
-//!   FETCH      DMA-read the 64-byte descriptor (one beat)
-//!   CHECK      opcode and length; a bad one completes with BAD_DESCRIPTOR
-//!   SEGMENT    hand the header fields to the TX header builder
-//!   STREAM     pass the packet's payload beats to the framer; when the
-//!              frame has left, the next segment, or the completion
-//! Beside SEGMENT and STREAM, an issuer requests the payload of the coming
-//! packets (up to 1424 bytes each, one MTU) by DMA read, up to
-//! `MAX_SEGMENTS_IN_FLIGHT` ahead of the one being sent, so the PCIe round
-//! trip is paid once per message rather than once per packet. This relies on
-//! read completions coming back in request order, as the PCIe model returns
-//! them by default; a shell that reorders completions needs a reorder buffer
-//! in front of this engine.
-//!   COMPLETE   hand the completion to the completion writer; advance the
-//!              ring's consumer index
-//! A DMA read error on the descriptor completes it with DMA_ERROR; on the
-//! payload, the frame in flight is marked bad (`frame_error`, which the core
-//! sends as `tuser` so the MAC spoils its FCS), the beats of reads already
-//! issued are drained (DRAIN), and the message completes with DMA_ERROR:
-//! nothing more of it is sent.
+//! The control machine, one thing at a time, in this order of precedence:
+//!   GRANT      a received GRANT (queued by the RX engine, `GRANT_QUEUE`
+//!              deep): look its message up, raise `granted` to the offset
+//!              (never past the message), take its priority, tell the send
+//!              scheduler. A GRANT for no message here is counted.
+//!   DESCRIPTOR a fetched descriptor (fetched ahead, below): checked
+//!              (opcode, length 1..=1,000,000), INSERTed in `out_table`,
+//!              its progress initialised (granted = min(length,
+//!              unsched_bytes)), given to the send scheduler. A bad
+//!              descriptor, a second one for a message in flight or a full
+//!              table set completes at once with an error status.
+//!   PACKET     when fewer than `JOBS` packets are queued for the link: the
+//!              send scheduler picks a message; its next packet runs from
+//!              `sent` to the first of +1424 bytes, `granted`, and the end of
+//!              the unscheduled bytes; its payload read is issued and the
+//!              packet queued as a job; `sent` advances and the scheduler
+//!              hears. The message's last packet REMOVEs it from the table.
+//! The streamer, beside it: takes the jobs in order, hands each header to
+//! the header builder and streams its payload from the read responses to
+//! the framer; after a message's last packet, its TX completion.
+//!
+//! So a packet is chosen up to `JOBS` packets before it leaves (its payload
+//! read is in flight meanwhile: the PCIe round trip hides behind the link);
+//! a message that becomes more urgent within that window waits for it.
+//!
+//! Descriptors are fetched one at a time, ahead of need, round robin over
+//! the endpoints; read responses are routed by tag (descriptor or payload).
+//! Payload responses must come back in request order (the PCIe model's
+//! default); a shell that reorders completions needs a reorder buffer in
+//! front of this engine.
+//!
+//! Errors: a payload read refused by the IOMMU spoils its frame (`tuser`, the
+//! MAC corrupts the FCS) and marks the message failed (`failed` holds the
+//! failed message's birth, so a reused slot starts clean); the control
+//! machine then drops the message at its next pick and completes it with
+//! DMA_ERROR (or the streamer does, if the failed packet was its last).
+//!
+//! Not yet here: retransmission (RESEND), CUTOFFS from receivers (the
+//! unscheduled priority comes from HomaModule's default cutoffs), acks.
 
 use rust_hdl::prelude::*;
 
 use crate::host_abi::{completion, tx_desc};
 use crate::regmap::endpoint;
+use crate::rx::rpc_table::{RpcOp, RpcTable, KEY_BITS, SLOT_BITS};
+use crate::sched::send_scheduler::SendScheduler;
 use homa_wire::layout::{data, Field, HOMA_OFFSET};
 use homa_wire::PacketType;
 
@@ -43,48 +65,79 @@ const ENDPOINTS: usize = endpoint::COUNT;
 
 /// Payload bytes per DATA packet at MTU 1500: 1500 - 20 (IPv4) - 56 (DATA header).
 pub const MAX_SEGMENT_BYTES: u32 = 1500 - 20 - data::HEADER_LEN as u32;
-/// Largest message this engine sends: HomaModule's unsched_bytes.
-pub const MAX_MESSAGE_BYTES: u32 = 40_000;
+/// Largest message this engine sends (HomaModule's limit).
+pub const MAX_MESSAGE_BYTES: u32 = 1_000_000;
 /// HomaModule's default unscheduled cutoffs: a message of at most `cutoff[i]`
 /// bytes goes at priority `7 - i`.
 pub const UNSCHED_CUTOFFS: [u32; 4] = [200, 2800, 15_000, 1_000_000];
 /// Version of the cutoffs we send in DATA (HomaModule's default is 1).
 pub const CUTOFF_VERSION: u16 = 1;
+/// HomaModule's throttle_min_bytes: shorter messages bypass SRPT.
+pub const THROTTLE_MIN_BYTES: u32 = 1000;
+/// HomaModule's pacer_fifo_fraction (per mille).
+pub const PACER_FIFO_FRACTION: u32 = 50;
 
 /// DMA read tags: the descriptor's, and the first of the payload reads'
-/// (segment reads take `TAG_PAYLOAD + n mod MAX_SEGMENTS_IN_FLIGHT`).
+/// (job k reads with `TAG_PAYLOAD + k`).
 pub const TAG_DESCRIPTOR: u8 = 0;
 pub const TAG_PAYLOAD: u8 = 4;
-/// Payload reads issued ahead of the packet being sent.
-pub const MAX_SEGMENTS_IN_FLIGHT: u64 = 4;
+/// Packets chosen and queued for the link at most.
+pub const JOBS: usize = 4;
+/// GRANTs waiting for the control machine at most (more are dropped and
+/// counted; the receiver grants again with its next packet).
+pub const GRANT_QUEUE: usize = 8;
 
-mod state {
+/// Progress record: sent [19:0], granted [39:20], priority [42:40], birth [74:43].
+const PROGRESS_BITS: usize = 75;
+/// Where the endpoint rides in the stored descriptor (bits 497:496: byte 62,
+/// which no descriptor field uses).
+const DESC_ENDPOINT_LSB: usize = 496;
+
+mod ctl {
     pub const IDLE: u64 = 0;
-    pub const FETCH_REQ: u64 = 1;
-    pub const FETCH_WAIT: u64 = 2;
-    pub const CHECK: u64 = 3;
-    pub const SEGMENT: u64 = 4;
-    pub const DRAIN: u64 = 5;
-    pub const STREAM: u64 = 6;
-    pub const COMPLETE: u64 = 7;
+    pub const G_LOOKUP: u64 = 1;
+    pub const G_WAIT: u64 = 2;
+    pub const G_READ: u64 = 3;
+    pub const G_UPDATE: u64 = 4;
+    pub const G_SCHED: u64 = 5;
+    pub const D_CHECK: u64 = 6;
+    pub const D_INSERT: u64 = 7;
+    pub const D_WAIT: u64 = 8;
+    pub const D_INIT: u64 = 9;
+    pub const D_CPL: u64 = 10;
+    pub const P_PICK: u64 = 11;
+    pub const P_WAIT: u64 = 12;
+    pub const P_READ: u64 = 13;
+    pub const P_DATA: u64 = 14;
+    pub const P_ISSUE: u64 = 15;
+    pub const P_SCHED: u64 = 16;
+    pub const P_REMOVE: u64 = 17;
+    pub const P_REMOVE_WAIT: u64 = 18;
+    pub const P_FAIL_CPL: u64 = 19;
+}
+
+mod stream {
+    pub const IDLE: u64 = 0;
+    pub const STREAM: u64 = 1;
+    pub const COMPLETE: u64 = 2;
 }
 
 fn lsb(field: Field) -> Constant<Bits<16>> {
     Constant::new(((8 * field.offset) as u64).to_bits())
 }
 
-fn c32(v: u64) -> Constant<Bits<32>> {
+fn c5(v: u64) -> Constant<Bits<5>> {
     Constant::new(v.to_bits())
 }
 
-fn c4(v: u64) -> Constant<Bits<4>> {
+fn c2(v: u64) -> Constant<Bits<2>> {
     Constant::new(v.to_bits())
 }
 
 #[derive(LogicBlock)]
 pub struct TxEngine {
     pub clock: Signal<In, Clock>,
-    /// Synchronous reset: back to IDLE, consumer indices to 0.
+    /// Synchronous reset: no message, consumer indices to 0.
     pub reset: Signal<In, bool>,
 
     /// Per endpoint: its port (0: closed) and TX ring producer index.
@@ -92,13 +145,22 @@ pub struct TxEngine {
     pub ep_tx_producer: [Signal<In, Bits<32>>; ENDPOINTS],
     /// Per endpoint: descriptors taken (free-running).
     pub ep_tx_consumer: [Signal<Out, Bits<32>>; ENDPOINTS],
-    /// The endpoint being served, and its TX ring (muxed by the core).
+    /// The endpoint whose ring is being read, and its TX ring (muxed by the core).
     pub sel_endpoint: Signal<Out, Bits<2>>,
     pub sel_tx_ring: Signal<In, Bits<64>>,
     pub sel_tx_ring_log2: Signal<In, Bits<4>>,
     /// The card's own addresses.
     pub local_mac: Signal<In, Bits<48>>,
     pub local_ip: Signal<In, Bits<32>>,
+    /// HomaModule's unsched_bytes (the grant block's register).
+    pub cfg_unsched_bytes: Signal<In, Bits<20>>,
+
+    /// GRANTs received (from the RX engine; a strobe, no back-pressure): the
+    /// RPC's key as this card knows it, the offset and the priority.
+    pub s_grant_valid: Signal<In, bool>,
+    pub s_grant_key: Signal<In, Bits<KEY_BITS>>,
+    pub s_grant_offset: Signal<In, Bits<32>>,
+    pub s_grant_priority: Signal<In, Bits<3>>,
 
     /// DMA read requests (descriptors and payload).
     pub m_dma_rd_req_valid: Signal<Out, bool>,
@@ -110,6 +172,7 @@ pub struct TxEngine {
     pub s_dma_rd_rsp_valid: Signal<In, bool>,
     pub s_dma_rd_rsp_ready: Signal<Out, bool>,
     pub s_dma_rd_rsp_data: Signal<In, Bits<512>>,
+    pub s_dma_rd_rsp_tag: Signal<In, Bits<8>>,
     pub s_dma_rd_rsp_last: Signal<In, bool>,
     pub s_dma_rd_rsp_error: Signal<In, bool>,
 
@@ -126,6 +189,8 @@ pub struct TxEngine {
     pub hdr_sender_id: Signal<Out, Bits<64>>,
     pub hdr_data_offset: Signal<Out, Bits<32>>,
     pub hdr_message_length: Signal<Out, Bits<32>>,
+    /// DATA's `incoming`: the message's granted offset when the packet left.
+    pub hdr_incoming: Signal<Out, Bits<32>>,
     pub hdr_cutoff_version: Signal<Out, Bits<16>>,
     pub hdr_payload_len: Signal<Out, Bits<16>>,
     /// Payload beats to the framer, packed from lane 0.
@@ -145,46 +210,123 @@ pub struct TxEngine {
     pub m_cpl_endpoint: Signal<Out, Bits<2>>,
     pub m_cpl_record: Signal<Out, Bits<512>>,
 
-    state: DFF<Bits<4>>,
-    endpoint: DFF<Bits<2>>,
-    /// Round robin: the endpoint after the one served last.
+    /// Counters (wrap): GRANTs for no message in flight here; GRANTs dropped
+    /// for a full queue; messages in flight now.
+    pub grants_unknown: Signal<Out, Bits<32>>,
+    pub grants_dropped: Signal<Out, Bits<32>>,
+    pub messages_in_flight: Signal<Out, Bits<16>>,
+
+    out_table: RpcTable,
+    sched: SendScheduler,
+    descs: RAM<Bits<512>, SLOT_BITS>,
+    progress: RAM<Bits<PROGRESS_BITS>, SLOT_BITS>,
+    /// Per slot: the birth of the message whose payload read failed there.
+    failed: RAM<Bits<32>, SLOT_BITS>,
+
+    // ---- descriptor fetch ----
+    /// 0: none, 1: request, 2: waiting for the beat, 3: held in `fetched`.
+    fetch: DFF<Bits<2>>,
+    fetch_endpoint: DFF<Bits<2>>,
     next_endpoint: DFF<Bits<2>>,
+    fetched: DFF<Bits<512>>,
+    fetch_error: DFF<bool>,
     consumer: [DFF<Bits<32>>; ENDPOINTS],
-    /// The descriptor being executed, as fetched.
-    desc: DFF<Bits<512>>,
-    /// Offset of the next segment in the message.
-    offset: DFF<Bits<32>>,
-    /// Payload bytes of the current segment not yet passed to the framer.
+
+    // ---- GRANT queue ----
+    gq_key: [DFF<Bits<KEY_BITS>>; GRANT_QUEUE],
+    gq_offset: [DFF<Bits<32>>; GRANT_QUEUE],
+    gq_priority: [DFF<Bits<3>>; GRANT_QUEUE],
+    gq_head: DFF<Bits<3>>,
+    gq_tail: DFF<Bits<3>>,
+    gq_count: DFF<Bits<4>>,
+    grants_unknown_count: DFF<Bits<32>>,
+    grants_dropped_count: DFF<Bits<32>>,
+
+    // ---- the control machine ----
+    ctl: DFF<Bits<5>>,
+    c_slot: DFF<Bits<SLOT_BITS>>,
+    c_desc: DFF<Bits<512>>,
+    c_sent: DFF<Bits<20>>,
+    c_granted: DFF<Bits<20>>,
+    c_prio: DFF<Bits<3>>,
+    c_birth: DFF<Bits<32>>,
+    /// The packet just queued: its payload bytes.
+    c_pkt_len: DFF<Bits<11>>,
+    c_status: DFF<Bits<8>>,
+    c_grant_offset: DFF<Bits<20>>,
+    c_grant_prio: DFF<Bits<3>>,
+    birth_ctr: DFF<Bits<32>>,
+    in_flight: DFF<Bits<16>>,
+    c_failed: DFF<bool>,
+
+    // ---- the job queue (packets chosen, payload read issued) ----
+    j_desc: [DFF<Bits<512>>; JOBS],
+    j_slot: [DFF<Bits<SLOT_BITS>>; JOBS],
+    j_offset: [DFF<Bits<20>>; JOBS],
+    j_len: [DFF<Bits<11>>; JOBS],
+    j_level: [DFF<Bits<3>>; JOBS],
+    j_incoming: [DFF<Bits<20>>; JOBS],
+    j_last: [DFF<bool>; JOBS],
+    j_birth: [DFF<Bits<32>>; JOBS],
+    j_head: DFF<Bits<2>>,
+    j_tail: DFF<Bits<2>>,
+    j_count: DFF<Bits<3>>,
+
+    // ---- the streamer ----
+    st: DFF<Bits<2>>,
     remaining: DFF<Bits<16>>,
-    status: DFF<Bits<8>>,
     seg_error: DFF<bool>,
-    /// Offset of the next segment to request.
-    req_offset: DFF<Bits<32>>,
-    /// Segments requested and not yet sent.
-    in_flight: DFF<Bits<3>>,
-    /// Response beats still to come for the requests issued.
-    beats_due: DFF<Bits<8>>,
-    /// Low bits of the next payload read's tag.
-    req_tag: DFF<Bits<2>>,
-    req_left: Signal<Local, Bits<32>>,
-    req_len: Signal<Local, Bits<32>>,
-    req_beats: Signal<Local, Bits<16>>,
-    issue: Signal<Local, bool>,
-    issued: Signal<Local, bool>,
-    beat_taken: Signal<Local, bool>,
-    segment_sent: Signal<Local, bool>,
-    /// Endpoint i has descriptors waiting (and is open).
+    /// The last message whose payload read failed, by slot and birth.
+    fail_slot: DFF<Bits<SLOT_BITS>>,
+    fail_birth: DFF<Bits<32>>,
+    fail_any: DFF<bool>,
+    s_cpl_status: DFF<Bits<8>>,
+    /// The completion on offer: an output register, so what the completion
+    /// writer sees never depends on its own ready in the same cycle.
+    cpl_valid: DFF<bool>,
+    cpl_record: DFF<Bits<512>>,
+    cpl_endpoint: DFF<Bits<2>>,
+    cpl_load: Signal<Local, bool>,
+
+    // ---- locals ----
     pend: [Signal<Local, bool>; ENDPOINTS],
     found: Signal<Local, bool>,
     pick: Signal<Local, Bits<2>>,
-    length: Signal<Local, Bits<32>>,
-    seg_len: Signal<Local, Bits<32>>,
-    left: Signal<Local, Bits<32>>,
-    slot: Signal<Local, Bits<32>>,
-    opcode: Signal<Local, Bits<8>>,
+    ring_slot: Signal<Local, Bits<32>>,
+    /// The job at the head of the queue.
+    h_desc: Signal<Local, Bits<512>>,
+    h_slot: Signal<Local, Bits<SLOT_BITS>>,
+    h_offset: Signal<Local, Bits<20>>,
+    h_len: Signal<Local, Bits<11>>,
+    h_level: Signal<Local, Bits<3>>,
+    h_incoming: Signal<Local, Bits<20>>,
+    h_last: Signal<Local, bool>,
+    h_birth: Signal<Local, Bits<32>>,
+    /// The GRANT at the head of its queue.
+    g_key: Signal<Local, Bits<KEY_BITS>>,
+    g_offset: Signal<Local, Bits<32>>,
+    g_priority: Signal<Local, Bits<3>>,
+    push_job: Signal<Local, bool>,
+    pop_job: Signal<Local, bool>,
+    push_grant: Signal<Local, bool>,
+    pop_grant: Signal<Local, bool>,
+    /// Fields of `c_desc`.
+    c_length: Signal<Local, Bits<32>>,
+    c_len20: Signal<Local, Bits<20>>,
+    c_opcode: Signal<Local, Bits<8>>,
+    c_endpoint: Signal<Local, Bits<2>>,
+    c_key: Signal<Local, Bits<KEY_BITS>>,
+    c_port: Signal<Local, Bits<16>>,
+    /// The packet being chosen: [c_sent, pkt_end).
+    pkt_end: Signal<Local, Bits<20>>,
+    pkt_len: Signal<Local, Bits<20>>,
+    unsched_level: Signal<Local, Bits<3>>,
+    progress_out: Signal<Local, Bits<PROGRESS_BITS>>,
     keep_shift: Signal<Local, Bits<16>>,
     record: Signal<Local, Bits<512>>,
-    sel_port: Signal<Local, Bits<16>>,
+    cpl_desc: Signal<Local, Bits<512>>,
+    cpl_status: Signal<Local, Bits<8>>,
+    rsp_is_desc: Signal<Local, bool>,
 
     at_opcode: Constant<Bits<16>>,
     at_peer_port: Constant<Bits<16>>,
@@ -194,8 +336,9 @@ pub struct TxEngine {
     at_peer_ip: Constant<Bits<16>>,
     at_peer_mac: Constant<Bits<16>>,
     at_cookie: Constant<Bits<16>>,
+    at_endpoint: Constant<Bits<16>>,
     cpl_kind: Constant<Bits<16>>,
-    cpl_status: Constant<Bits<16>>,
+    cpl_status_at: Constant<Bits<16>>,
     cpl_peer_port: Constant<Bits<16>>,
     cpl_length: Constant<Bits<16>>,
     cpl_rpc_id: Constant<Bits<16>>,
@@ -208,25 +351,49 @@ pub struct TxEngine {
     status_dma_error: Constant<Bits<8>>,
     op_request: Constant<Bits<8>>,
     op_response: Constant<Bits<8>>,
+    op_insert: Constant<Bits<2>>,
+    op_lookup: Constant<Bits<2>>,
+    op_remove: Constant<Bits<2>>,
     max_message: Constant<Bits<32>>,
-    max_segment: Constant<Bits<32>>,
+    max_segment: Constant<Bits<20>>,
+    throttle_min: Constant<Bits<20>>,
+    pacer_fifo_fraction: Constant<Bits<10>>,
     cutoff: [Constant<Bits<32>>; 3],
     type_data: Constant<Bits<8>>,
     cutoff_version: Constant<Bits<16>>,
     one: Constant<Bits<32>>,
+    last_birth: Constant<Bits<32>>,
     all_lanes: Constant<Bits<64>>,
-    st_idle: Constant<Bits<4>>,
-    st_fetch_req: Constant<Bits<4>>,
-    st_fetch_wait: Constant<Bits<4>>,
-    st_check: Constant<Bits<4>>,
-    st_segment: Constant<Bits<4>>,
-    st_drain: Constant<Bits<4>>,
-    max_in_flight: Constant<Bits<3>>,
-    st_stream: Constant<Bits<4>>,
-    st_complete: Constant<Bits<4>>,
     tag_descriptor: Constant<Bits<8>>,
     tag_payload: Constant<Bits<8>>,
     descriptor_bytes: Constant<Bits<16>>,
+    job_index: [Constant<Bits<2>>; JOBS],
+    gq_index: [Constant<Bits<3>>; GRANT_QUEUE],
+    jobs_max: Constant<Bits<3>>,
+    gq_max: Constant<Bits<4>>,
+    ctl_idle: Constant<Bits<5>>,
+    ctl_g_lookup: Constant<Bits<5>>,
+    ctl_g_wait: Constant<Bits<5>>,
+    ctl_g_read: Constant<Bits<5>>,
+    ctl_g_update: Constant<Bits<5>>,
+    ctl_g_sched: Constant<Bits<5>>,
+    ctl_d_check: Constant<Bits<5>>,
+    ctl_d_insert: Constant<Bits<5>>,
+    ctl_d_wait: Constant<Bits<5>>,
+    ctl_d_init: Constant<Bits<5>>,
+    ctl_d_cpl: Constant<Bits<5>>,
+    ctl_p_pick: Constant<Bits<5>>,
+    ctl_p_wait: Constant<Bits<5>>,
+    ctl_p_read: Constant<Bits<5>>,
+    ctl_p_data: Constant<Bits<5>>,
+    ctl_p_issue: Constant<Bits<5>>,
+    ctl_p_sched: Constant<Bits<5>>,
+    ctl_p_remove: Constant<Bits<5>>,
+    ctl_p_remove_wait: Constant<Bits<5>>,
+    ctl_p_fail_cpl: Constant<Bits<5>>,
+    st_idle: Constant<Bits<2>>,
+    st_stream: Constant<Bits<2>>,
+    st_complete: Constant<Bits<2>>,
 }
 
 impl Default for TxEngine {
@@ -239,7 +406,14 @@ impl Default for TxEngine {
             HOMA_OFFSET + data::HEADER_LEN + MAX_SEGMENT_BYTES as usize,
             1514
         );
+        assert!(tx_desc::FIELDS
+            .iter()
+            .all(|f| f.end() * 8 <= DESC_ENDPOINT_LSB));
+        assert_eq!(JOBS, 4, "job indices are two bits");
+        assert_eq!(GRANT_QUEUE, 8, "grant queue indices are three bits");
         let c8 = |v: u8| Constant::new((v as u64).to_bits());
+        let c32 = |v: u64| Constant::new(v.to_bits());
+        let c20 = |v: u64| Constant::new(v.to_bits());
         Self {
             clock: Default::default(),
             reset: Default::default(),
@@ -251,6 +425,11 @@ impl Default for TxEngine {
             sel_tx_ring_log2: Default::default(),
             local_mac: Default::default(),
             local_ip: Default::default(),
+            cfg_unsched_bytes: Default::default(),
+            s_grant_valid: Default::default(),
+            s_grant_key: Default::default(),
+            s_grant_offset: Default::default(),
+            s_grant_priority: Default::default(),
             m_dma_rd_req_valid: Default::default(),
             m_dma_rd_req_ready: Default::default(),
             m_dma_rd_req_addr: Default::default(),
@@ -259,6 +438,7 @@ impl Default for TxEngine {
             s_dma_rd_rsp_valid: Default::default(),
             s_dma_rd_rsp_ready: Default::default(),
             s_dma_rd_rsp_data: Default::default(),
+            s_dma_rd_rsp_tag: Default::default(),
             s_dma_rd_rsp_last: Default::default(),
             s_dma_rd_rsp_error: Default::default(),
             hdr_valid: Default::default(),
@@ -273,6 +453,7 @@ impl Default for TxEngine {
             hdr_sender_id: Default::default(),
             hdr_data_offset: Default::default(),
             hdr_message_length: Default::default(),
+            hdr_incoming: Default::default(),
             hdr_cutoff_version: Default::default(),
             hdr_payload_len: Default::default(),
             m_pay_tdata: Default::default(),
@@ -286,37 +467,98 @@ impl Default for TxEngine {
             m_cpl_ready: Default::default(),
             m_cpl_endpoint: Default::default(),
             m_cpl_record: Default::default(),
-            state: Default::default(),
-            endpoint: Default::default(),
+            grants_unknown: Default::default(),
+            grants_dropped: Default::default(),
+            messages_in_flight: Default::default(),
+            out_table: Default::default(),
+            sched: Default::default(),
+            descs: Default::default(),
+            progress: Default::default(),
+            failed: Default::default(),
+            fetch: Default::default(),
+            fetch_endpoint: Default::default(),
             next_endpoint: Default::default(),
+            fetched: Default::default(),
+            fetch_error: Default::default(),
             consumer: Default::default(),
-            desc: Default::default(),
-            offset: Default::default(),
-            remaining: Default::default(),
-            status: Default::default(),
-            seg_error: Default::default(),
-            req_offset: Default::default(),
+            gq_key: Default::default(),
+            gq_offset: Default::default(),
+            gq_priority: Default::default(),
+            gq_head: Default::default(),
+            gq_tail: Default::default(),
+            gq_count: Default::default(),
+            grants_unknown_count: Default::default(),
+            grants_dropped_count: Default::default(),
+            ctl: Default::default(),
+            c_slot: Default::default(),
+            c_desc: Default::default(),
+            c_sent: Default::default(),
+            c_granted: Default::default(),
+            c_prio: Default::default(),
+            c_birth: Default::default(),
+            c_pkt_len: Default::default(),
+            c_status: Default::default(),
+            c_grant_offset: Default::default(),
+            c_grant_prio: Default::default(),
+            birth_ctr: Default::default(),
             in_flight: Default::default(),
-            beats_due: Default::default(),
-            req_tag: Default::default(),
-            req_left: Default::default(),
-            req_len: Default::default(),
-            req_beats: Default::default(),
-            issue: Default::default(),
-            issued: Default::default(),
-            beat_taken: Default::default(),
-            segment_sent: Default::default(),
+            c_failed: Default::default(),
+            j_desc: Default::default(),
+            j_slot: Default::default(),
+            j_offset: Default::default(),
+            j_len: Default::default(),
+            j_level: Default::default(),
+            j_incoming: Default::default(),
+            j_last: Default::default(),
+            j_birth: Default::default(),
+            j_head: Default::default(),
+            j_tail: Default::default(),
+            j_count: Default::default(),
+            st: Default::default(),
+            remaining: Default::default(),
+            seg_error: Default::default(),
+            fail_slot: Default::default(),
+            fail_birth: Default::default(),
+            fail_any: Default::default(),
+            s_cpl_status: Default::default(),
+            cpl_valid: Default::default(),
+            cpl_record: Default::default(),
+            cpl_endpoint: Default::default(),
+            cpl_load: Default::default(),
             pend: Default::default(),
             found: Default::default(),
             pick: Default::default(),
-            length: Default::default(),
-            seg_len: Default::default(),
-            left: Default::default(),
-            slot: Default::default(),
-            opcode: Default::default(),
+            ring_slot: Default::default(),
+            h_desc: Default::default(),
+            h_slot: Default::default(),
+            h_offset: Default::default(),
+            h_len: Default::default(),
+            h_level: Default::default(),
+            h_incoming: Default::default(),
+            h_last: Default::default(),
+            h_birth: Default::default(),
+            g_key: Default::default(),
+            g_offset: Default::default(),
+            g_priority: Default::default(),
+            push_job: Default::default(),
+            pop_job: Default::default(),
+            push_grant: Default::default(),
+            pop_grant: Default::default(),
+            c_length: Default::default(),
+            c_len20: Default::default(),
+            c_opcode: Default::default(),
+            c_endpoint: Default::default(),
+            c_key: Default::default(),
+            c_port: Default::default(),
+            pkt_end: Default::default(),
+            pkt_len: Default::default(),
+            unsched_level: Default::default(),
+            progress_out: Default::default(),
             keep_shift: Default::default(),
             record: Default::default(),
-            sel_port: Default::default(),
+            cpl_desc: Default::default(),
+            cpl_status: Default::default(),
+            rsp_is_desc: Default::default(),
             at_opcode: lsb(tx_desc::OPCODE),
             at_peer_port: lsb(tx_desc::PEER_PORT),
             at_length: lsb(tx_desc::LENGTH),
@@ -325,8 +567,9 @@ impl Default for TxEngine {
             at_peer_ip: lsb(tx_desc::PEER_IP),
             at_peer_mac: lsb(tx_desc::PEER_MAC),
             at_cookie: lsb(tx_desc::COOKIE),
+            at_endpoint: Constant::new((DESC_ENDPOINT_LSB as u64).to_bits()),
             cpl_kind: lsb(completion::KIND),
-            cpl_status: lsb(completion::STATUS),
+            cpl_status_at: lsb(completion::STATUS),
             cpl_peer_port: lsb(completion::PEER_PORT),
             cpl_length: lsb(completion::LENGTH),
             cpl_rpc_id: lsb(completion::RPC_ID),
@@ -339,25 +582,49 @@ impl Default for TxEngine {
             status_dma_error: c8(completion::status::DMA_ERROR),
             op_request: c8(tx_desc::opcode::SEND_REQUEST),
             op_response: c8(tx_desc::opcode::SEND_RESPONSE),
+            op_insert: c2(RpcOp::Insert as u64),
+            op_lookup: c2(RpcOp::Lookup as u64),
+            op_remove: c2(RpcOp::Remove as u64),
             max_message: c32(MAX_MESSAGE_BYTES as u64),
-            max_segment: c32(MAX_SEGMENT_BYTES as u64),
+            max_segment: c20(MAX_SEGMENT_BYTES as u64),
+            throttle_min: c20(THROTTLE_MIN_BYTES as u64),
+            pacer_fifo_fraction: Constant::new((PACER_FIFO_FRACTION as u64).to_bits()),
             cutoff: [0, 1, 2].map(|i| c32(UNSCHED_CUTOFFS[i] as u64)),
             type_data: c8(PacketType::Data as u8),
             cutoff_version: Constant::new((CUTOFF_VERSION as u64).to_bits()),
             one: c32(1),
+            last_birth: c32(u32::MAX as u64),
             all_lanes: Constant::new(u64::MAX.to_bits()),
-            st_idle: c4(state::IDLE),
-            st_fetch_req: c4(state::FETCH_REQ),
-            st_fetch_wait: c4(state::FETCH_WAIT),
-            st_check: c4(state::CHECK),
-            st_segment: c4(state::SEGMENT),
-            st_drain: c4(state::DRAIN),
-            max_in_flight: Constant::new(MAX_SEGMENTS_IN_FLIGHT.to_bits()),
-            st_stream: c4(state::STREAM),
-            st_complete: c4(state::COMPLETE),
             tag_descriptor: c8(TAG_DESCRIPTOR),
             tag_payload: c8(TAG_PAYLOAD),
             descriptor_bytes: Constant::new(64u64.to_bits()),
+            job_index: std::array::from_fn(|k| Constant::new((k as u64).to_bits())),
+            gq_index: std::array::from_fn(|k| Constant::new((k as u64).to_bits())),
+            jobs_max: Constant::new((JOBS as u64).to_bits()),
+            gq_max: Constant::new((GRANT_QUEUE as u64).to_bits()),
+            ctl_idle: c5(ctl::IDLE),
+            ctl_g_lookup: c5(ctl::G_LOOKUP),
+            ctl_g_wait: c5(ctl::G_WAIT),
+            ctl_g_read: c5(ctl::G_READ),
+            ctl_g_update: c5(ctl::G_UPDATE),
+            ctl_g_sched: c5(ctl::G_SCHED),
+            ctl_d_check: c5(ctl::D_CHECK),
+            ctl_d_insert: c5(ctl::D_INSERT),
+            ctl_d_wait: c5(ctl::D_WAIT),
+            ctl_d_init: c5(ctl::D_INIT),
+            ctl_d_cpl: c5(ctl::D_CPL),
+            ctl_p_pick: c5(ctl::P_PICK),
+            ctl_p_wait: c5(ctl::P_WAIT),
+            ctl_p_read: c5(ctl::P_READ),
+            ctl_p_data: c5(ctl::P_DATA),
+            ctl_p_issue: c5(ctl::P_ISSUE),
+            ctl_p_sched: c5(ctl::P_SCHED),
+            ctl_p_remove: c5(ctl::P_REMOVE),
+            ctl_p_remove_wait: c5(ctl::P_REMOVE_WAIT),
+            ctl_p_fail_cpl: c5(ctl::P_FAIL_CPL),
+            st_idle: c2(stream::IDLE),
+            st_stream: c2(stream::STREAM),
+            st_complete: c2(stream::COMPLETE),
         }
     }
 }
@@ -368,36 +635,66 @@ impl Logic for TxEngine {
         dff_setup!(
             self,
             clock,
-            state,
-            endpoint,
+            fetch,
+            fetch_endpoint,
             next_endpoint,
-            desc,
-            offset,
-            remaining,
-            status,
-            seg_error,
-            req_offset,
+            fetched,
+            fetch_error,
+            gq_head,
+            gq_tail,
+            gq_count,
+            grants_unknown_count,
+            grants_dropped_count,
+            ctl,
+            c_slot,
+            c_desc,
+            c_sent,
+            c_granted,
+            c_prio,
+            c_birth,
+            c_pkt_len,
+            c_status,
+            c_grant_offset,
+            c_grant_prio,
+            birth_ctr,
             in_flight,
-            beats_due,
-            req_tag
+            c_failed,
+            j_head,
+            j_tail,
+            j_count,
+            st,
+            remaining,
+            seg_error,
+            fail_slot,
+            fail_birth,
+            fail_any,
+            s_cpl_status,
+            cpl_valid,
+            cpl_record,
+            cpl_endpoint
         );
+        self.descs.read_clock.next = self.clock.val();
+        self.descs.write_clock.next = self.clock.val();
+        self.progress.read_clock.next = self.clock.val();
+        self.progress.write_clock.next = self.clock.val();
+        self.failed.read_clock.next = self.clock.val();
+        self.failed.write_clock.next = self.clock.val();
+        self.out_table.clock.next = self.clock.val();
+        self.out_table.reset.next = self.reset.val();
+        self.sched.clock.next = self.clock.val();
+        self.sched.reset.next = self.reset.val();
+        self.sched.cfg_pacer_fifo_fraction.next = self.pacer_fifo_fraction.val();
 
-        // Endpoints with descriptors waiting, and the round-robin pick among
-        // them: the first pending at or after `next_endpoint`. (Unrolled for
-        // the four endpoints: RustHDL has no run-time indexing, and a
-        // sequential scan reads a signal back after writing it, which RustHDL
-        // and Verilog simulate differently.)
-        self.slot.next = 0.into();
-        self.sel_port.next = 0.into();
+        // ---- descriptor fetch: round robin over endpoints with work ----
+        self.ring_slot.next = 0.into();
         for i in 0..ENDPOINTS {
             self.consumer[i].clock.next = self.clock.val();
             self.consumer[i].d.next = self.consumer[i].q.val();
             self.ep_tx_consumer[i].next = self.consumer[i].q.val();
             self.pend[i].next = (self.ep_port[i].val() != 0)
                 & (self.ep_tx_producer[i].val() != self.consumer[i].q.val());
-            if self.endpoint.q.val().index() == i {
-                self.slot.next = self.consumer[i].q.val();
-                self.sel_port.next = self.ep_port[i].val();
+            if self.fetch_endpoint.q.val().index() == i {
+                self.ring_slot.next = self.consumer[i].q.val();
             }
         }
         self.found.next =
@@ -442,34 +739,425 @@ impl Logic for TxEngine {
         } else {
             self.pick.next = 2.into();
         }
+        self.sel_endpoint.next = self.fetch_endpoint.q.val();
+        if self.fetch.q.val() == 0 {
+            if self.found.val() {
+                self.fetch_endpoint.d.next = self.pick.val();
+                self.fetch.d.next = 1.into();
+            }
+        }
 
-        // Descriptor fields.
-        self.opcode.next = self
-            .desc
-            .q
-            .val()
-            .get_bits::<8>(self.at_opcode.val().index());
-        self.length.next = self
-            .desc
+        // ---- the GRANT queue ----
+        self.g_key.next = 0.into();
+        self.g_offset.next = 0.into();
+        self.g_priority.next = 0.into();
+        for k in 0..GRANT_QUEUE {
+            self.gq_key[k].clock.next = self.clock.val();
+            self.gq_key[k].d.next = self.gq_key[k].q.val();
+            self.gq_offset[k].clock.next = self.clock.val();
+            self.gq_offset[k].d.next = self.gq_offset[k].q.val();
+            self.gq_priority[k].clock.next = self.clock.val();
+            self.gq_priority[k].d.next = self.gq_priority[k].q.val();
+            if self.gq_head.q.val() == self.gq_index[k].val() {
+                self.g_key.next = self.gq_key[k].q.val();
+                self.g_offset.next = self.gq_offset[k].q.val();
+                self.g_priority.next = self.gq_priority[k].q.val();
+            }
+        }
+        self.push_grant.next =
+            self.s_grant_valid.val() & (self.gq_count.q.val() != self.gq_max.val());
+        if self.s_grant_valid.val() & !self.push_grant.val() {
+            self.grants_dropped_count.d.next = self.grants_dropped_count.q.val() + 1;
+        }
+        for k in 0..GRANT_QUEUE {
+            if self.push_grant.val() & (self.gq_tail.q.val() == self.gq_index[k].val()) {
+                self.gq_key[k].d.next = self.s_grant_key.val();
+                self.gq_offset[k].d.next = self.s_grant_offset.val();
+                self.gq_priority[k].d.next = self.s_grant_priority.val();
+            }
+        }
+        self.pop_grant.next = false;
+
+        // ---- the job queue's head ----
+        self.h_desc.next = 0.into();
+        self.h_slot.next = 0.into();
+        self.h_offset.next = 0.into();
+        self.h_len.next = 0.into();
+        self.h_level.next = 0.into();
+        self.h_incoming.next = 0.into();
+        self.h_last.next = false;
+        self.h_birth.next = 0.into();
+        for k in 0..JOBS {
+            self.j_desc[k].clock.next = self.clock.val();
+            self.j_desc[k].d.next = self.j_desc[k].q.val();
+            self.j_slot[k].clock.next = self.clock.val();
+            self.j_slot[k].d.next = self.j_slot[k].q.val();
+            self.j_offset[k].clock.next = self.clock.val();
+            self.j_offset[k].d.next = self.j_offset[k].q.val();
+            self.j_len[k].clock.next = self.clock.val();
+            self.j_len[k].d.next = self.j_len[k].q.val();
+            self.j_level[k].clock.next = self.clock.val();
+            self.j_level[k].d.next = self.j_level[k].q.val();
+            self.j_incoming[k].clock.next = self.clock.val();
+            self.j_incoming[k].d.next = self.j_incoming[k].q.val();
+            self.j_last[k].clock.next = self.clock.val();
+            self.j_last[k].d.next = self.j_last[k].q.val();
+            self.j_birth[k].clock.next = self.clock.val();
+            self.j_birth[k].d.next = self.j_birth[k].q.val();
+            if self.j_head.q.val() == self.job_index[k].val() {
+                self.h_desc.next = self.j_desc[k].q.val();
+                self.h_slot.next = self.j_slot[k].q.val();
+                self.h_offset.next = self.j_offset[k].q.val();
+                self.h_len.next = self.j_len[k].q.val();
+                self.h_level.next = self.j_level[k].q.val();
+                self.h_incoming.next = self.j_incoming[k].q.val();
+                self.h_last.next = self.j_last[k].q.val();
+                self.h_birth.next = self.j_birth[k].q.val();
+            }
+        }
+        self.push_job.next = false;
+        self.pop_job.next = false;
+
+        // ---- the control machine's fields ----
+        self.c_length.next = self
+            .c_desc
             .q
             .val()
             .get_bits::<32>(self.at_length.val().index());
-        self.left.next = self.length.val() - self.offset.q.val();
-        self.seg_len.next = self.left.val();
-        if self.left.val() > self.max_segment.val() {
-            self.seg_len.next = self.max_segment.val();
+        self.c_len20.next = self.c_length.val().get_bits::<20>(0);
+        self.c_opcode.next = self
+            .c_desc
+            .q
+            .val()
+            .get_bits::<8>(self.at_opcode.val().index());
+        self.c_endpoint.next = self
+            .c_desc
+            .q
+            .val()
+            .get_bits::<2>(self.at_endpoint.val().index());
+        self.c_port.next = 0.into();
+        for i in 0..ENDPOINTS {
+            if self.c_endpoint.val().index() == i {
+                self.c_port.next = self.ep_port[i].val();
+            }
         }
+        // The message's key as a GRANT names it: peer IP, peer port, our
+        // port, our RPC id.
+        self.c_key.next = (bit_cast::<128, 32>(
+            self.c_desc
+                .q
+                .val()
+                .get_bits::<32>(self.at_peer_ip.val().index()),
+        ) << 96)
+            | (bit_cast::<128, 16>(
+                self.c_desc
+                    .q
+                    .val()
+                    .get_bits::<16>(self.at_peer_port.val().index()),
+            ) << 80)
+            | (bit_cast::<128, 16>(self.c_port.val()) << 64)
+            | bit_cast::<128, 64>(
+                self.c_desc
+                    .q
+                    .val()
+                    .get_bits::<64>(self.at_rpc_id.val().index()),
+            );
+        // The next packet: up to a full segment, the granted offset and (for
+        // unscheduled bytes) the end of the unscheduled part.
+        self.pkt_end.next = self.c_sent.q.val() + self.max_segment.val();
+        if self.c_granted.q.val() < self.pkt_end.val() {
+            self.pkt_end.next = self.c_granted.q.val();
+        }
+        if (self.c_sent.q.val() < self.cfg_unsched_bytes.val())
+            & (self.cfg_unsched_bytes.val() < self.pkt_end.val())
+        {
+            self.pkt_end.next = self.cfg_unsched_bytes.val();
+        }
+        self.pkt_len.next = self.pkt_end.val() - self.c_sent.q.val();
+        self.unsched_level.next = 4.into();
+        if self.c_length.val() <= self.cutoff[2].val() {
+            self.unsched_level.next = 5.into();
+        }
+        if self.c_length.val() <= self.cutoff[1].val() {
+            self.unsched_level.next = 6.into();
+        }
+        if self.c_length.val() <= self.cutoff[0].val() {
+            self.unsched_level.next = 7.into();
+        }
+        self.progress_out.next = bit_cast::<PROGRESS_BITS, 20>(self.c_sent.q.val())
+            | (bit_cast::<PROGRESS_BITS, 20>(self.c_granted.q.val()) << 20)
+            | (bit_cast::<PROGRESS_BITS, 3>(self.c_prio.q.val()) << 40)
+            | (bit_cast::<PROGRESS_BITS, 32>(self.c_birth.q.val()) << 43);
 
-        // Outputs with their idle values.
-        self.sel_endpoint.next = self.endpoint.q.val();
+        // ---- defaults of the shared ports ----
+        self.out_table.s_req_valid.next = false;
+        self.out_table.s_req_op.next = self.op_lookup.val();
+        self.out_table.s_req_key.next = self.c_key.val();
+        self.sched.s_upd_valid.next = false;
+        self.sched.s_upd_slot.next = bit_cast::<14, SLOT_BITS>(self.c_slot.q.val());
+        self.sched.s_upd_eligible.next = self.c_sent.q.val() < self.c_granted.q.val();
+        self.sched.s_upd_bypass.next = self.c_len20.val() < self.throttle_min.val();
+        self.sched.s_upd_bytes_left.next = self.c_len20.val() - self.c_sent.q.val();
+        self.sched.s_upd_birth.next = self.c_birth.q.val();
+        self.sched.s_upd_sent.next = false;
+        self.sched.s_upd_sent_bytes.next = self.pkt_len.val().get_bits::<11>(0);
+        self.sched.s_pick_valid.next = false;
+        self.descs.read_address.next = self.c_slot.q.val();
+        self.descs.write_address.next = self.c_slot.q.val();
+        self.descs.write_data.next = self.c_desc.q.val();
+        self.descs.write_enable.next = false;
+        self.progress.read_address.next = self.c_slot.q.val();
+        self.progress.write_address.next = self.c_slot.q.val();
+        self.progress.write_data.next = self.progress_out.val();
+        self.progress.write_enable.next = false;
+        self.failed.read_address.next = self.c_slot.q.val();
+        self.failed.write_address.next = self.h_slot.val();
+        self.failed.write_data.next = self.h_birth.val();
+        self.failed.write_enable.next = false;
+
+        // DMA reads: payload (the control machine's P_ISSUE) first, else the
+        // descriptor fetch.
         self.m_dma_rd_req_valid.next = false;
         self.m_dma_rd_req_addr.next = self.sel_tx_ring.val()
             + (bit_cast::<64, 32>(
-                self.slot.val() & ((self.one.val() << self.sel_tx_ring_log2.val()) - 1),
+                self.ring_slot.val() & ((self.one.val() << self.sel_tx_ring_log2.val()) - 1),
             ) << 6);
         self.m_dma_rd_req_len.next = self.descriptor_bytes.val();
         self.m_dma_rd_req_tag.next = self.tag_descriptor.val();
+        if (self.fetch.q.val() == 1) & (self.ctl.q.val() != self.ctl_p_issue.val()) {
+            self.m_dma_rd_req_valid.next = true;
+            if self.m_dma_rd_req_ready.val() {
+                self.fetch.d.next = 2.into();
+            }
+        }
+        // Responses: descriptors to the fetcher, payload to the streamer.
+        self.rsp_is_desc.next = self.s_dma_rd_rsp_tag.val() == self.tag_descriptor.val();
         self.s_dma_rd_rsp_ready.next = false;
+        if self.rsp_is_desc.val() & (self.fetch.q.val() == 2) {
+            self.s_dma_rd_rsp_ready.next = true;
+            if self.s_dma_rd_rsp_valid.val() {
+                self.fetched.d.next = self.s_dma_rd_rsp_data.val();
+                self.fetch_error.d.next = self.s_dma_rd_rsp_error.val();
+                self.fetch.d.next = 3.into();
+            }
+        }
+
+        // ---- the control machine ----
+        if self.ctl.q.val() == self.ctl_idle.val() {
+            if self.gq_count.q.val() != 0 {
+                self.c_grant_offset.d.next = self.g_offset.val().get_bits::<20>(0);
+                if self.g_offset.val() > self.max_message.val() {
+                    self.c_grant_offset.d.next = self.max_message.val().get_bits::<20>(0);
+                }
+                self.c_grant_prio.d.next = self.g_priority.val();
+                self.ctl.d.next = self.ctl_g_lookup.val();
+            } else if self.fetch.q.val() == 3 {
+                // The descriptor, with its endpoint in byte 62.
+                self.c_desc.d.next = self.fetched.q.val()
+                    | (bit_cast::<512, 2>(self.fetch_endpoint.q.val()) << self.at_endpoint.val());
+                self.c_status.d.next = self.status_ok.val();
+                if self.fetch_error.q.val() {
+                    self.c_status.d.next = self.status_dma_error.val();
+                }
+                for i in 0..ENDPOINTS {
+                    if self.fetch_endpoint.q.val().index() == i {
+                        self.consumer[i].d.next = self.consumer[i].q.val() + 1;
+                    }
+                }
+                self.next_endpoint.d.next = self.fetch_endpoint.q.val() + 1;
+                self.fetch.d.next = 0.into();
+                self.ctl.d.next = self.ctl_d_check.val();
+            } else if self.j_count.q.val() != self.jobs_max.val() {
+                self.ctl.d.next = self.ctl_p_pick.val();
+            }
+        } else if self.ctl.q.val() == self.ctl_g_lookup.val() {
+            self.out_table.s_req_valid.next = true;
+            self.out_table.s_req_op.next = self.op_lookup.val();
+            self.out_table.s_req_key.next = self.g_key.val();
+            if self.out_table.s_req_ready.val() {
+                self.pop_grant.next = true;
+                self.ctl.d.next = self.ctl_g_wait.val();
+            }
+        } else if self.ctl.q.val() == self.ctl_g_wait.val() {
+            if self.out_table.m_rsp_valid.val() {
+                self.c_slot.d.next = self.out_table.m_rsp_slot.val();
+                self.ctl.d.next = self.ctl_g_read.val();
+                if !self.out_table.m_rsp_hit.val() {
+                    self.grants_unknown_count.d.next = self.grants_unknown_count.q.val() + 1;
+                    self.ctl.d.next = self.ctl_idle.val();
+                }
+            }
+        } else if self.ctl.q.val() == self.ctl_g_read.val() {
+            // The RAMs read `c_slot` at this edge.
+            self.ctl.d.next = self.ctl_g_update.val();
+        } else if self.ctl.q.val() == self.ctl_g_update.val() {
+            self.c_desc.d.next = self.descs.read_data.val();
+            self.c_sent.d.next = self.progress.read_data.val().get_bits::<20>(0);
+            self.c_granted.d.next = self.progress.read_data.val().get_bits::<20>(20);
+            self.c_prio.d.next = self.c_grant_prio.q.val();
+            self.c_birth.d.next = self.progress.read_data.val().get_bits::<32>(43);
+            if self.c_grant_offset.q.val() > self.progress.read_data.val().get_bits::<20>(20) {
+                self.c_granted.d.next = self.c_grant_offset.q.val();
+            }
+            self.ctl.d.next = self.ctl_g_sched.val();
+        } else if self.ctl.q.val() == self.ctl_g_sched.val() {
+            // Granted never past the message.
+            if self.c_granted.q.val() > self.c_len20.val() {
+                self.c_granted.d.next = self.c_len20.val();
+            } else {
+                self.progress.write_enable.next = self.sched.s_upd_ready.val();
+                self.sched.s_upd_valid.next = true;
+                if self.sched.s_upd_ready.val() {
+                    self.ctl.d.next = self.ctl_idle.val();
+                }
+            }
+        } else if self.ctl.q.val() == self.ctl_d_check.val() {
+            self.ctl.d.next = self.ctl_d_insert.val();
+            if ((self.c_opcode.val() != self.op_request.val())
+                & (self.c_opcode.val() != self.op_response.val()))
+                | (self.c_length.val() == 0)
+                | (self.c_length.val() > self.max_message.val())
+            {
+                self.c_status.d.next = self.status_bad_descriptor.val();
+                self.ctl.d.next = self.ctl_d_cpl.val();
+            }
+            if self.c_status.q.val() != self.status_ok.val() {
+                self.ctl.d.next = self.ctl_d_cpl.val();
+            }
+        } else if self.ctl.q.val() == self.ctl_d_insert.val() {
+            self.out_table.s_req_valid.next = true;
+            self.out_table.s_req_op.next = self.op_insert.val();
+            if self.out_table.s_req_ready.val() {
+                self.ctl.d.next = self.ctl_d_wait.val();
+            }
+        } else if self.ctl.q.val() == self.ctl_d_wait.val() {
+            if self.out_table.m_rsp_valid.val() {
+                self.c_slot.d.next = self.out_table.m_rsp_slot.val();
+                self.c_sent.d.next = 0.into();
+                self.c_granted.d.next = self.cfg_unsched_bytes.val();
+                if self.c_len20.val() < self.cfg_unsched_bytes.val() {
+                    self.c_granted.d.next = self.c_len20.val();
+                }
+                self.c_prio.d.next = 0.into();
+                self.c_birth.d.next = self.birth_ctr.q.val();
+                // Births are never 0: `failed` reads 0 for a slot never failed.
+                self.birth_ctr.d.next = self.birth_ctr.q.val() + 1;
+                if self.birth_ctr.q.val() == self.last_birth.val() {
+                    self.birth_ctr.d.next = 1.into();
+                }
+                self.ctl.d.next = self.ctl_d_init.val();
+                if !self.out_table.m_rsp_inserted.val() {
+                    // Already in flight, or no room in the table's set.
+                    self.c_status.d.next = self.status_bad_descriptor.val();
+                    self.ctl.d.next = self.ctl_d_cpl.val();
+                }
+            }
+        } else if self.ctl.q.val() == self.ctl_d_init.val() {
+            self.descs.write_enable.next = self.sched.s_upd_ready.val();
+            self.progress.write_enable.next = self.sched.s_upd_ready.val();
+            self.sched.s_upd_valid.next = true;
+            if self.sched.s_upd_ready.val() {
+                self.in_flight.d.next = self.in_flight.q.val() + 1;
+                self.ctl.d.next = self.ctl_idle.val();
+            }
+        } else if (self.ctl.q.val() == self.ctl_d_cpl.val())
+            | (self.ctl.q.val() == self.ctl_p_fail_cpl.val())
+        {
+            // Left below, once the completion is loaded for the writer.
+        } else if self.ctl.q.val() == self.ctl_p_pick.val() {
+            self.sched.s_pick_valid.next = true;
+            if self.sched.s_pick_ready.val() {
+                self.ctl.d.next = self.ctl_p_wait.val();
+            }
+        } else if self.ctl.q.val() == self.ctl_p_wait.val() {
+            if self.sched.m_pick_valid.val() {
+                self.c_slot.d.next = self.sched.m_pick_slot.val().get_bits::<SLOT_BITS>(0);
+                self.ctl.d.next = self.ctl_p_read.val();
+                if !self.sched.m_pick_found.val() {
+                    self.ctl.d.next = self.ctl_idle.val();
+                }
+            }
+        } else if self.ctl.q.val() == self.ctl_p_read.val() {
+            // The RAMs read `c_slot` at this edge.
+            self.ctl.d.next = self.ctl_p_data.val();
+        } else if self.ctl.q.val() == self.ctl_p_data.val() {
+            self.c_desc.d.next = self.descs.read_data.val();
+            self.c_sent.d.next = self.progress.read_data.val().get_bits::<20>(0);
+            self.c_granted.d.next = self.progress.read_data.val().get_bits::<20>(20);
+            self.c_prio.d.next = self.progress.read_data.val().get_bits::<3>(40);
+            self.c_birth.d.next = self.progress.read_data.val().get_bits::<32>(43);
+            self.c_failed.d.next =
+                self.failed.read_data.val() == self.progress.read_data.val().get_bits::<32>(43);
+            self.ctl.d.next = self.ctl_p_issue.val();
+        } else if self.ctl.q.val() == self.ctl_p_issue.val() {
+            if self.c_failed.q.val() {
+                // A payload read of this message failed: send no more of it.
+                self.c_status.d.next = self.status_dma_error.val();
+                self.c_granted.d.next = self.c_sent.q.val();
+                self.ctl.d.next = self.ctl_p_sched.val();
+            } else {
+                self.m_dma_rd_req_valid.next = true;
+                self.m_dma_rd_req_addr.next = self
+                    .c_desc
+                    .q
+                    .val()
+                    .get_bits::<64>(self.at_buffer.val().index())
+                    + bit_cast::<64, 20>(self.c_sent.q.val());
+                self.m_dma_rd_req_len.next = bit_cast::<16, 20>(self.pkt_len.val());
+                self.m_dma_rd_req_tag.next =
+                    self.tag_payload.val() + bit_cast::<8, 2>(self.j_tail.q.val());
+                if self.m_dma_rd_req_ready.val() {
+                    self.push_job.next = true;
+                    self.c_pkt_len.d.next = self.pkt_len.val().get_bits::<11>(0);
+                    self.c_sent.d.next = self.pkt_end.val();
+                    self.ctl.d.next = self.ctl_p_sched.val();
+                }
+            }
+        } else if self.ctl.q.val() == self.ctl_p_sched.val() {
+            self.progress.write_enable.next = self.sched.s_upd_ready.val();
+            self.sched.s_upd_valid.next = true;
+            self.sched.s_upd_sent.next = !self.c_failed.q.val();
+            self.sched.s_upd_sent_bytes.next = self.c_pkt_len.q.val();
+            if self.sched.s_upd_ready.val() {
+                self.ctl.d.next = self.ctl_idle.val();
+                if (self.c_sent.q.val() == self.c_len20.val()) | self.c_failed.q.val() {
+                    self.ctl.d.next = self.ctl_p_remove.val();
+                }
+            }
+        } else if self.ctl.q.val() == self.ctl_p_remove.val() {
+            self.out_table.s_req_valid.next = true;
+            self.out_table.s_req_op.next = self.op_remove.val();
+            if self.out_table.s_req_ready.val() {
+                self.ctl.d.next = self.ctl_p_remove_wait.val();
+            }
+        } else if self.ctl.q.val() == self.ctl_p_remove_wait.val() {
+            if self.out_table.m_rsp_valid.val() {
+                self.in_flight.d.next = self.in_flight.q.val() - 1;
+                self.ctl.d.next = self.ctl_idle.val();
+                if self.c_failed.q.val() {
+                    self.ctl.d.next = self.ctl_p_fail_cpl.val();
+                }
+            }
+        }
+
+        // The job the control machine queues.
+        for k in 0..JOBS {
+            if self.push_job.val() & (self.j_tail.q.val() == self.job_index[k].val()) {
+                self.j_desc[k].d.next = self.c_desc.q.val();
+                self.j_slot[k].d.next = self.c_slot.q.val();
+                self.j_offset[k].d.next = self.c_sent.q.val();
+                self.j_len[k].d.next = self.pkt_len.val().get_bits::<11>(0);
+                self.j_level[k].d.next = self.c_prio.q.val();
+                if self.c_sent.q.val() < self.cfg_unsched_bytes.val() {
+                    self.j_level[k].d.next = self.unsched_level.val();
+                }
+                self.j_incoming[k].d.next = self.c_granted.q.val();
+                self.j_last[k].d.next = self.pkt_end.val() == self.c_len20.val();
+                self.j_birth[k].d.next = self.c_birth.q.val();
+            }
+        }
+
+        // ---- the streamer ----
         self.hdr_valid.next = false;
         self.m_pay_tvalid.next = false;
         self.m_pay_tdata.next = self.s_dma_rd_rsp_data.val();
@@ -484,258 +1172,239 @@ impl Logic for TxEngine {
         }
         self.m_pay_tkeep.next = self.all_lanes.val() >> self.keep_shift.val();
         self.frame_error.next = self.seg_error.q.val();
-        self.m_cpl_valid.next = false;
-        self.m_cpl_endpoint.next = self.endpoint.q.val();
+        if self.st.q.val() == self.st_idle.val() {
+            // The framer is idle here (the previous frame has left).
+            if self.j_count.q.val() != 0 {
+                self.hdr_valid.next = true;
+                self.remaining.d.next = bit_cast::<16, 11>(self.h_len.val());
+                self.seg_error.d.next = false;
+                self.st.d.next = self.st_stream.val();
+            }
+        } else if self.st.q.val() == self.st_stream.val() {
+            // Payload beats go straight through to the framer.
+            if !self.rsp_is_desc.val() {
+                self.m_pay_tvalid.next =
+                    self.s_dma_rd_rsp_valid.val() & (self.remaining.q.val() != 0);
+                self.s_dma_rd_rsp_ready.next =
+                    self.m_pay_tready.val() & (self.remaining.q.val() != 0);
+                if self.s_dma_rd_rsp_valid.val()
+                    & self.m_pay_tready.val()
+                    & (self.remaining.q.val() != 0)
+                {
+                    if self.s_dma_rd_rsp_error.val() {
+                        self.seg_error.d.next = true;
+                        self.frame_error.next = true;
+                    }
+                    self.remaining.d.next = 0.into();
+                    if self.remaining.q.val() > 64 {
+                        self.remaining.d.next = self.remaining.q.val() - 64;
+                    }
+                }
+            }
+            if self.frame_sent.val() {
+                if self.seg_error.q.val() {
+                    self.failed.write_enable.next = true;
+                    self.fail_slot.d.next = self.h_slot.val();
+                    self.fail_birth.d.next = self.h_birth.val();
+                    self.fail_any.d.next = true;
+                }
+                self.s_cpl_status.d.next = self.status_ok.val();
+                if self.seg_error.q.val()
+                    | (self.fail_any.q.val()
+                        & (self.fail_slot.q.val() == self.h_slot.val())
+                        & (self.fail_birth.q.val() == self.h_birth.val()))
+                {
+                    self.s_cpl_status.d.next = self.status_dma_error.val();
+                }
+                self.st.d.next = self.st_idle.val();
+                self.pop_job.next = true;
+                if self.h_last.val() {
+                    self.st.d.next = self.st_complete.val();
+                    self.pop_job.next = false;
+                }
+            }
+        }
+        // (COMPLETE: left when the completion is loaded, below.)
 
-        // Header fields for the builder (valid with hdr_valid).
+        // Header fields for the builder, from the head job.
         self.hdr_dst_mac.next = (bit_cast::<48, 8>(
-            self.desc
-                .q
+            self.h_desc
                 .val()
                 .get_bits::<8>(self.at_peer_mac.val().index()),
         ) << 40)
             | (bit_cast::<48, 8>(
-                self.desc
-                    .q
+                self.h_desc
                     .val()
                     .get_bits::<8>(self.at_peer_mac.val().index() + 8),
             ) << 32)
             | (bit_cast::<48, 8>(
-                self.desc
-                    .q
+                self.h_desc
                     .val()
                     .get_bits::<8>(self.at_peer_mac.val().index() + 16),
             ) << 24)
             | (bit_cast::<48, 8>(
-                self.desc
-                    .q
+                self.h_desc
                     .val()
                     .get_bits::<8>(self.at_peer_mac.val().index() + 24),
             ) << 16)
             | (bit_cast::<48, 8>(
-                self.desc
-                    .q
+                self.h_desc
                     .val()
                     .get_bits::<8>(self.at_peer_mac.val().index() + 32),
             ) << 8)
             | bit_cast::<48, 8>(
-                self.desc
-                    .q
+                self.h_desc
                     .val()
                     .get_bits::<8>(self.at_peer_mac.val().index() + 40),
             );
         self.hdr_src_mac.next = self.local_mac.val();
         self.hdr_src_ip.next = self.local_ip.val();
         self.hdr_dst_ip.next = self
-            .desc
-            .q
+            .h_desc
             .val()
             .get_bits::<32>(self.at_peer_ip.val().index());
-        self.hdr_level.next = 4.into();
-        if self.length.val() <= self.cutoff[2].val() {
-            self.hdr_level.next = 5.into();
-        }
-        if self.length.val() <= self.cutoff[1].val() {
-            self.hdr_level.next = 6.into();
-        }
-        if self.length.val() <= self.cutoff[0].val() {
-            self.hdr_level.next = 7.into();
-        }
+        self.hdr_level.next = self.h_level.val();
         self.hdr_packet_type.next = self.type_data.val();
-        self.hdr_sport.next = self.sel_port.val();
+        self.hdr_sport.next = 0.into();
+        for i in 0..ENDPOINTS {
+            if self
+                .h_desc
+                .val()
+                .get_bits::<2>(self.at_endpoint.val().index())
+                .index()
+                == i
+            {
+                self.hdr_sport.next = self.ep_port[i].val();
+            }
+        }
         self.hdr_dport.next = self
-            .desc
-            .q
+            .h_desc
             .val()
             .get_bits::<16>(self.at_peer_port.val().index());
         self.hdr_sender_id.next = self
-            .desc
-            .q
+            .h_desc
             .val()
             .get_bits::<64>(self.at_rpc_id.val().index());
-        self.hdr_data_offset.next = self.offset.q.val();
-        self.hdr_message_length.next = self.length.val();
+        self.hdr_data_offset.next = bit_cast::<32, 20>(self.h_offset.val());
+        self.hdr_message_length.next = self
+            .h_desc
+            .val()
+            .get_bits::<32>(self.at_length.val().index());
+        self.hdr_incoming.next = bit_cast::<32, 20>(self.h_incoming.val());
         self.hdr_cutoff_version.next = self.cutoff_version.val();
-        self.hdr_payload_len.next = self.seg_len.val().get_bits::<16>(0);
+        self.hdr_payload_len.next = bit_cast::<16, 11>(self.h_len.val());
 
-        // The completion record (phase set by the completion writer).
+        // ---- completions: built into an output register (the streamer's,
+        // a message sent, first), offered from there ----
+        self.cpl_desc.next = self.h_desc.val();
+        self.cpl_status.next = self.s_cpl_status.q.val();
+        self.cpl_load.next = false;
+        if !self.cpl_valid.q.val() | self.m_cpl_ready.val() {
+            if self.st.q.val() == self.st_complete.val() {
+                self.cpl_load.next = true;
+                self.pop_job.next = true;
+                self.st.d.next = self.st_idle.val();
+            } else if (self.ctl.q.val() == self.ctl_d_cpl.val())
+                | (self.ctl.q.val() == self.ctl_p_fail_cpl.val())
+            {
+                self.cpl_desc.next = self.c_desc.q.val();
+                self.cpl_status.next = self.c_status.q.val();
+                self.cpl_load.next = true;
+                self.ctl.d.next = self.ctl_idle.val();
+            }
+        }
         self.record.next = (bit_cast::<512, 8>(self.kind_tx_done.val()) << self.cpl_kind.val())
-            | (bit_cast::<512, 8>(self.status.q.val()) << self.cpl_status.val())
+            | (bit_cast::<512, 8>(self.cpl_status.val()) << self.cpl_status_at.val())
             | (bit_cast::<512, 16>(
-                self.desc
-                    .q
+                self.cpl_desc
                     .val()
                     .get_bits::<16>(self.at_peer_port.val().index()),
             ) << self.cpl_peer_port.val())
-            | (bit_cast::<512, 32>(self.length.val()) << self.cpl_length.val())
+            | (bit_cast::<512, 32>(
+                self.cpl_desc
+                    .val()
+                    .get_bits::<32>(self.at_length.val().index()),
+            ) << self.cpl_length.val())
             | (bit_cast::<512, 64>(
-                self.desc
-                    .q
+                self.cpl_desc
                     .val()
                     .get_bits::<64>(self.at_rpc_id.val().index()),
             ) << self.cpl_rpc_id.val())
             | (bit_cast::<512, 32>(
-                self.desc
-                    .q
+                self.cpl_desc
                     .val()
                     .get_bits::<32>(self.at_peer_ip.val().index()),
             ) << self.cpl_peer_ip.val())
             | (bit_cast::<512, 48>(
-                self.desc
-                    .q
+                self.cpl_desc
                     .val()
                     .get_bits::<48>(self.at_peer_mac.val().index()),
             ) << self.cpl_peer_mac.val())
             | (bit_cast::<512, 64>(
-                self.desc
-                    .q
+                self.cpl_desc
                     .val()
                     .get_bits::<64>(self.at_cookie.val().index()),
             ) << self.cpl_cookie.val());
-        self.m_cpl_record.next = self.record.val();
-
-        // ---- the payload read issuer, ahead of the streamer ----
-        self.req_left.next = self.length.val() - self.req_offset.q.val();
-        self.req_len.next = self.req_left.val();
-        if self.req_left.val() > self.max_segment.val() {
-            self.req_len.next = self.max_segment.val();
+        if self.m_cpl_ready.val() {
+            self.cpl_valid.d.next = false;
         }
-        self.req_beats.next = (self.req_len.val().get_bits::<16>(0) + 63) >> 6;
-        self.issue.next = ((self.state.q.val() == self.st_segment.val())
-            | (self.state.q.val() == self.st_stream.val()))
-            & (self.req_left.val() != 0)
-            & (self.in_flight.q.val() < self.max_in_flight.val());
-        if self.issue.val() {
-            self.m_dma_rd_req_valid.next = true;
-            self.m_dma_rd_req_addr.next = self
-                .desc
-                .q
+        if self.cpl_load.val() {
+            self.cpl_valid.d.next = true;
+            self.cpl_record.d.next = self.record.val();
+            self.cpl_endpoint.d.next = self
+                .cpl_desc
                 .val()
-                .get_bits::<64>(self.at_buffer.val().index())
-                + bit_cast::<64, 32>(self.req_offset.q.val());
-            self.m_dma_rd_req_len.next = self.req_len.val().get_bits::<16>(0);
-            self.m_dma_rd_req_tag.next =
-                self.tag_payload.val() + bit_cast::<8, 2>(self.req_tag.q.val());
+                .get_bits::<2>(self.at_endpoint.val().index());
         }
-        self.issued.next = self.issue.val() & self.m_dma_rd_req_ready.val();
-        if self.issued.val() {
-            self.req_offset.d.next = self.req_offset.q.val() + self.req_len.val();
-            self.req_tag.d.next = self.req_tag.q.val() + 1;
+        self.m_cpl_valid.next = self.cpl_valid.q.val();
+        self.m_cpl_record.next = self.cpl_record.q.val();
+        self.m_cpl_endpoint.next = self.cpl_endpoint.q.val();
+
+        // ---- queue bookkeeping ----
+        if self.push_job.val() {
+            self.j_tail.d.next = self.j_tail.q.val() + 1;
         }
-        // ---- the state machine ----
-        if self.state.q.val() == self.st_idle.val() {
-            if self.found.val() {
-                self.endpoint.d.next = self.pick.val();
-                self.state.d.next = self.st_fetch_req.val();
-            }
-        } else if self.state.q.val() == self.st_fetch_req.val() {
-            self.m_dma_rd_req_valid.next = true;
-            if self.m_dma_rd_req_ready.val() {
-                self.state.d.next = self.st_fetch_wait.val();
-            }
-        } else if self.state.q.val() == self.st_fetch_wait.val() {
-            self.s_dma_rd_rsp_ready.next = true;
-            if self.s_dma_rd_rsp_valid.val() {
-                self.desc.d.next = self.s_dma_rd_rsp_data.val();
-                self.status.d.next = self.status_ok.val();
-                self.offset.d.next = 0.into();
-                self.state.d.next = self.st_check.val();
-                if self.s_dma_rd_rsp_error.val() {
-                    self.status.d.next = self.status_dma_error.val();
-                    self.state.d.next = self.st_complete.val();
-                }
-            }
-        } else if self.state.q.val() == self.st_check.val() {
-            self.state.d.next = self.st_segment.val();
-            self.req_offset.d.next = 0.into();
-            if ((self.opcode.val() != self.op_request.val())
-                & (self.opcode.val() != self.op_response.val()))
-                | (self.length.val() == 0)
-                | (self.length.val() > self.max_message.val())
-            {
-                self.status.d.next = self.status_bad_descriptor.val();
-                self.state.d.next = self.st_complete.val();
-            }
-        } else if self.state.q.val() == self.st_segment.val() {
-            // The framer is idle here (the previous frame has left).
-            self.hdr_valid.next = true;
-            self.remaining.d.next = self.seg_len.val().get_bits::<16>(0);
-            self.seg_error.d.next = false;
-            self.state.d.next = self.st_stream.val();
-        } else if self.state.q.val() == self.st_stream.val() {
-            // Payload beats go straight through to the framer.
-            self.m_pay_tvalid.next = self.s_dma_rd_rsp_valid.val() & (self.remaining.q.val() != 0);
-            self.s_dma_rd_rsp_ready.next = self.m_pay_tready.val() & (self.remaining.q.val() != 0);
-            if self.s_dma_rd_rsp_valid.val()
-                & self.m_pay_tready.val()
-                & (self.remaining.q.val() != 0)
-            {
-                if self.s_dma_rd_rsp_error.val() {
-                    self.seg_error.d.next = true;
-                    self.frame_error.next = true;
-                }
-                self.remaining.d.next = 0.into();
-                if self.remaining.q.val() > 64 {
-                    self.remaining.d.next = self.remaining.q.val() - 64;
-                }
-            }
-            if self.frame_sent.val() {
-                self.offset.d.next = self.offset.q.val() + self.seg_len.val();
-                self.state.d.next = self.st_segment.val();
-                if self.seg_error.q.val() {
-                    // Nothing more of this message: drain the reads issued.
-                    self.status.d.next = self.status_dma_error.val();
-                    self.state.d.next = self.st_drain.val();
-                } else if self.seg_len.val() == self.left.val() {
-                    self.state.d.next = self.st_complete.val();
-                }
-            }
-        } else if self.state.q.val() == self.st_drain.val() {
-            self.s_dma_rd_rsp_ready.next = true;
-            if self.beats_due.q.val() == 0 {
-                self.state.d.next = self.st_complete.val();
-            }
-        } else if self.state.q.val() == self.st_complete.val() {
-            self.m_cpl_valid.next = true;
-            if self.m_cpl_ready.val() {
-                for i in 0..ENDPOINTS {
-                    if self.endpoint.q.val().index() == i {
-                        self.consumer[i].d.next = self.consumer[i].q.val() + 1;
-                    }
-                }
-                self.next_endpoint.d.next = self.endpoint.q.val() + 1;
-                self.state.d.next = self.st_idle.val();
-            }
+        if self.pop_job.val() {
+            self.j_head.d.next = self.j_head.q.val() + 1;
+        }
+        if self.push_job.val() & !self.pop_job.val() {
+            self.j_count.d.next = self.j_count.q.val() + 1;
+        } else if !self.push_job.val() & self.pop_job.val() {
+            self.j_count.d.next = self.j_count.q.val() - 1;
+        }
+        if self.push_grant.val() {
+            self.gq_tail.d.next = self.gq_tail.q.val() + 1;
+        }
+        if self.pop_grant.val() {
+            self.gq_head.d.next = self.gq_head.q.val() + 1;
+        }
+        if self.push_grant.val() & !self.pop_grant.val() {
+            self.gq_count.d.next = self.gq_count.q.val() + 1;
+        } else if !self.push_grant.val() & self.pop_grant.val() {
+            self.gq_count.d.next = self.gq_count.q.val() - 1;
         }
 
-        // After the state machine, which decides the response port's ready:
-        // a payload beat taken (streamed or drained), and a packet sent.
-        self.beat_taken.next = self.s_dma_rd_rsp_valid.val()
-            & self.s_dma_rd_rsp_ready.val()
-            & ((self.state.q.val() == self.st_stream.val())
-                | (self.state.q.val() == self.st_drain.val()));
-        self.segment_sent.next =
-            (self.state.q.val() == self.st_stream.val()) & self.frame_sent.val();
-        if self.issued.val() & !self.segment_sent.val() {
-            self.in_flight.d.next = self.in_flight.q.val() + 1;
-        } else if !self.issued.val() & self.segment_sent.val() {
-            self.in_flight.d.next = self.in_flight.q.val() - 1;
-        }
-        if self.issued.val() & self.beat_taken.val() {
-            self.beats_due.d.next =
-                self.beats_due.q.val() + self.req_beats.val().get_bits::<8>(0) - 1;
-        } else if self.issued.val() {
-            self.beats_due.d.next = self.beats_due.q.val() + self.req_beats.val().get_bits::<8>(0);
-        } else if self.beat_taken.val() {
-            self.beats_due.d.next = self.beats_due.q.val() - 1;
-        }
+        self.grants_unknown.next = self.grants_unknown_count.q.val();
+        self.grants_dropped.next = self.grants_dropped_count.q.val();
+        self.messages_in_flight.next = self.in_flight.q.val();
 
         if self.reset.val() {
-            self.state.d.next = self.st_idle.val();
+            self.fetch.d.next = 0.into();
             self.next_endpoint.d.next = 0.into();
+            self.ctl.d.next = self.ctl_idle.val();
+            self.st.d.next = self.st_idle.val();
+            self.j_head.d.next = 0.into();
+            self.j_tail.d.next = 0.into();
+            self.j_count.d.next = 0.into();
+            self.gq_head.d.next = 0.into();
+            self.gq_tail.d.next = 0.into();
+            self.gq_count.d.next = 0.into();
             self.in_flight.d.next = 0.into();
-            self.beats_due.d.next = 0.into();
-            self.req_tag.d.next = 0.into();
+            self.fail_any.d.next = false;
+            self.cpl_valid.d.next = false;
+            self.birth_ctr.d.next = 1.into();
+            self.grants_unknown_count.d.next = 0.into();
+            self.grants_dropped_count.d.next = 0.into();
             for i in 0..ENDPOINTS {
                 self.consumer[i].d.next = 0.into();
             }

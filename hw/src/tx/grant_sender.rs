@@ -206,8 +206,7 @@ impl Logic for GrantSender {
                 self.beat0.d.next = self.header.out_beat0.val();
                 self.beat1.d.next = self.header.out_beat1.val();
                 // Lanes 0 .. frame_len - 64 of the second beat.
-                self.keep1.d.next =
-                    self.all_lanes.val() >> (128 - self.header.out_frame_len.val());
+                self.keep1.d.next = self.all_lanes.val() >> (128 - self.header.out_frame_len.val());
                 self.state.d.next = self.st_beat0.val();
             }
         } else if self.state.q.val() == self.st_beat0.val() {
