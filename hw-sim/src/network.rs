@@ -47,7 +47,7 @@ use std::time::Duration;
 
 use homa_wire::pcap::{FrameWriter, PcapError};
 
-use crate::cable::Cable;
+use crate::cable::{Cable, CableFaults};
 use crate::card::Card;
 use crate::pcie::PcieConfig;
 use crate::udp_wire::{UdpWire, UdpWireStats};
@@ -216,6 +216,40 @@ impl SimNetwork {
         let mut network = Self::untraced(name, 1, pcie);
         network.links = Links::Loopback(Cable::new(DEFAULT_LINK_GBPS, DEFAULT_LINK_DELAY_CYCLES));
         network
+    }
+
+    /// Makes every cable reorder and duplicate frames as `faults` says (each
+    /// cable its own draws, from `faults.seed` and its index).
+    pub fn set_cable_faults(&mut self, faults: CableFaults) {
+        let with = |cable: &mut Cable, i: u64| {
+            cable.set_faults(CableFaults {
+                seed: faults
+                    .seed
+                    .wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+                ..faults
+            })
+        };
+        match &mut self.links {
+            Links::Cable(c) | Links::Loopback(c) => with(c, 0),
+            Links::Switch { cables, .. } => {
+                for (i, c) in cables.iter_mut().enumerate() {
+                    with(c, i as u64);
+                }
+            }
+            Links::Udp(_) => {}
+        }
+    }
+
+    /// Frames held back and duplicated by the cables so far.
+    pub fn cable_fault_counts(&self) -> (u64, u64) {
+        match &self.links {
+            Links::Cable(c) | Links::Loopback(c) => c.fault_counts(),
+            Links::Switch { cables, .. } => cables
+                .iter()
+                .map(Cable::fault_counts)
+                .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1)),
+            Links::Udp(_) => (0, 0),
+        }
     }
 
     /// The UDP wire's counters, for a network made by [`SimNetwork::on_udp_wire`].

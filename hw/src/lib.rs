@@ -43,6 +43,9 @@ impl Default for CoreConfig {
     }
 }
 
+/// Stack for RustHDL's passes over a design (see [`Design::generate`]).
+pub const GENERATE_STACK_BYTES: usize = 256 << 20;
+
 /// One Verilog design to simulate or synthesize: its top module is `name`
 /// (and the Verilator model `V<name>`).
 pub struct Design {
@@ -53,10 +56,30 @@ pub struct Design {
 impl Design {
     /// Generates the Verilog of `block`, renaming RustHDL's top module `top`
     /// (and its submodules `top$...`) to `name`.
-    pub fn generate<B: Block>(name: &'static str, mut block: B) -> Design {
-        block.connect_all();
-        let verilog = rename_top_module(&generate_verilog(&block), name);
-        Design { name, verilog }
+    ///
+    /// RustHDL's connection and code-generation passes recurse through the
+    /// design; the whole core goes deeper than a test thread's 2 MiB stack,
+    /// so they run on a thread of their own with `GENERATE_STACK_BYTES`.
+    pub fn generate<B: Block + Send>(name: &'static str, block: B) -> Design {
+        // On the heap: the core's struct is large, and copies of it on the
+        // way into the thread would cost the caller's stack too.
+        let mut block = Box::new(block);
+        let verilog = std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name(format!("generate {name}"))
+                .stack_size(GENERATE_STACK_BYTES)
+                .spawn_scoped(scope, move || {
+                    block.connect_all();
+                    generate_verilog(block.as_ref())
+                })
+                .expect("a thread to generate Verilog on")
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e))
+        });
+        Design {
+            name,
+            verilog: rename_top_module(&verilog, name),
+        }
     }
 }
 

@@ -167,11 +167,13 @@ pub mod grant {
     pub const ACTIVE_COUNT: u32 = 0x2c;
     /// GRANT packets sent (wraps). RO.
     pub const GRANTS_SENT: u32 = 0x30;
+    /// HomaModule's max_incoming, the register's reset value.
+    pub const MAX_INCOMING_DEFAULT: u32 = 400_000;
     /// HomaModule's unsched_bytes, the register's reset value.
     pub const UNSCHED_BYTES_DEFAULT: u32 = 40_000;
     /// The tunables' registers and HomaModule's defaults.
     pub const DEFAULTS: [(u32, u32); 7] = [
-        (MAX_INCOMING, 400_000),
+        (MAX_INCOMING, MAX_INCOMING_DEFAULT),
         (MAX_OVERCOMMIT, 8),
         (WINDOW, 0),
         (MAX_SCHED_PRIO, 3),
