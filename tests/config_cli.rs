@@ -36,7 +36,7 @@ fn apply_sets_a_simulated_card_and_reads_the_values_back() {
     let file = dir.path().join("homa.conf");
     std::fs::write(
         &file,
-        "# small endpoints\nendpoint_tx_ring_entries = 16\nendpoint_completion_ring_entries = 32\nendpoint_bpages = 8\nmax_overcommit = 8\n",
+        "# small endpoints\nendpoint_tx_ring_entries = 16\nendpoint_completion_ring_entries = 32\nendpoint_bpages = 8\nmax_overcommit = 5\nmax_incoming = 123456\n",
     )
     .unwrap();
     let out = homa_nic(&["config", "apply", file.to_str().unwrap(), "--port", "7"]);
@@ -56,8 +56,13 @@ fn apply_sets_a_simulated_card_and_reads_the_values_back() {
     assert!(row("endpoint_completion_ring_entries").contains("port 7: 32 (next: 32)"));
     assert!(row("endpoint_bpages").contains("port 7: 8 (next: 8)"));
     assert!(
-        row("unsched_bytes").contains("40000") && row("unsched_bytes").contains("fixed in the RTL")
+        row("unsched_bytes").contains("40000")
+            && !row("unsched_bytes").contains("fixed in the RTL"),
+        "{stdout}"
     );
+    // The grant scheduler's registers took the file's values.
+    assert!(row("max_overcommit").contains('5'), "{stdout}");
+    assert!(row("max_incoming").contains("123456"), "{stdout}");
 }
 
 #[test]

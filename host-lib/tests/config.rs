@@ -158,16 +158,17 @@ fn a_table_is_refused_the_file_is_flat() {
 
 #[test]
 fn a_value_fixed_in_the_rtl_may_be_restated_not_changed() {
-    assert!(HomaConf::parse("unsched_bytes = 40000\nmax_overcommit = 8\n", "t").is_ok());
-    let p = problem("unsched_bytes = 40000\nmax_overcommit = 4\n");
-    assert_eq!((p.key.as_str(), p.line), ("max_overcommit", Some(2)));
+    assert!(HomaConf::parse("pacer_fifo_fraction = 50\nmax_overcommit = 4\n", "t").is_ok());
+    let p = problem("max_overcommit = 4\npacer_fifo_fraction = 100\n");
+    assert_eq!((p.key.as_str(), p.line), ("pacer_fifo_fraction", Some(2)));
     assert_eq!(
         p.message,
-        "the card refuses 4: the grant scheduler is not in the card's core yet (issue 8)"
+        "the card refuses 100: built into the TX engine's RTL (homa_hw::tx::engine::PACER_FIFO_FRACTION)"
     );
-    assert_eq!(p.allowed.as_deref(), Some("only 8 on this card"));
+    assert_eq!(p.allowed.as_deref(), Some("only 50 on this card"));
     // Range first: a value no card takes says so.
     assert_eq!(problem("max_overcommit = 0").message, "0 is out of range");
+    assert_eq!(problem("max_overcommit = 9").message, "9 is out of range");
 }
 
 #[test]
@@ -272,7 +273,7 @@ fn combinations_across_the_scheduler_keys_are_refused() {
 #[test]
 fn every_problem_of_a_file_is_reported_in_line_order() {
     let e = HomaConf::parse(
-        "endpoint_bpages = 99\nbogus = 1\nendpoint_tx_ring_entries = 3\nmax_incoming = 1\n",
+        "endpoint_bpages = 99\nbogus = 1\nendpoint_tx_ring_entries = 3\nmax_incoming = 0\n",
         "many.conf",
     )
     .unwrap_err();
@@ -466,7 +467,7 @@ fn endpoint_sizes_reach_the_card_and_rpcs_run_with_them() {
             open: vec![(1000, 8)]
         }
     );
-    assert_eq!(endpoints("unsched_bytes"), Reading::Fixed(vec![40_000]));
+    assert_eq!(endpoints("unsched_bytes"), Reading::Register(vec![40_000]));
     // 8 requests fill the 8-entry ring; the 9th is refused until some are sent.
     let to = Peer::new(server.ip(), server.mac(), 99);
     let ids: Vec<_> = (0..8)

@@ -143,6 +143,11 @@ impl Card {
         self.rx_beats.extend(frame_to_beats(frame, 0));
     }
 
+    /// Every frame handed to [`Card::receive`] has been taken by the core.
+    pub fn rx_idle(&self) -> bool {
+        self.rx_beats.is_empty()
+    }
+
     /// Frames transmitted since the last call.
     pub fn take_transmitted(&mut self) -> Vec<TxFrame> {
         std::mem::take(&mut self.transmitted)

@@ -31,11 +31,14 @@ const CLIENT_PORT: u16 = 40_000;
 const SERVER_PORT: u16 = 99;
 /// Sizes when neither `--size` nor `--workload` is given.
 const DEFAULT_SIZES: [usize; 5] = [1, 100, 1424, 5000, 40_000];
+/// Receive bpages (64 KiB) of each demo endpoint: as many as a card's pool
+/// holds.
+const DEMO_BPAGES: u32 = homa_driver::rx_area::MAX_BPAGES;
 /// Cycles without a finished RPC after which the rest count as lost.
 const STALL_CYCLES: u64 = 2_000_000;
 /// Upper bounds of the size classes RTTs are grouped in for `--workload`
 /// (one packet holds 1424 bytes).
-const WORKLOAD_CLASSES: [usize; 7] = [100, 500, 1424, 2848, 10_000, 20_000, 40_000];
+const WORKLOAD_CLASSES: [usize; 8] = [100, 500, 1424, 2848, 10_000, 40_000, 200_000, 1_000_000];
 /// RPCs of the unloaded-RTT measurement (`--bench`); the median is reported.
 const BENCH_RPCS: usize = 21;
 /// Bytes of the unloaded-RTT measurement's messages.
@@ -46,10 +49,10 @@ pub struct DemoArgs {
     /// RPCs to run.
     #[arg(long, default_value_t = 200)]
     pub count: usize,
-    /// Message sizes in bytes, used in turn (1 to 40000) [default: 1,100,1424,5000,40000].
+    /// Message sizes in bytes, used in turn (1 to 1000000) [default: 1,100,1424,5000,40000].
     #[arg(long, value_delimiter = ',', conflicts_with = "workload")]
     pub size: Vec<usize>,
-    /// Draw sizes from a Homa workload (w1..w5), capped at the 40 000-byte limit.
+    /// Draw sizes from a Homa workload (w1..w5), capped at HomaModule's 1,000,000 bytes.
     #[arg(long)]
     pub workload: Option<String>,
     /// RPCs the client keeps outstanding (1 to 32).
@@ -90,8 +93,9 @@ impl Setup {
         let server_nic = Nic::open_sim(&network, 1)?;
         client_nic.set_address(CLIENT_MAC, CLIENT_IP)?;
         server_nic.set_address(SERVER_MAC, SERVER_IP)?;
-        let client = Endpoint::open(&client_nic, CLIENT_PORT)?;
-        let server = Endpoint::open(&server_nic, SERVER_PORT)?;
+        // Every bpage the card's pool holds: a 1 MB message takes 16.
+        let client = Endpoint::open_with_bpages(&client_nic, CLIENT_PORT, DEMO_BPAGES)?;
+        let server = Endpoint::open_with_bpages(&server_nic, SERVER_PORT, DEMO_BPAGES)?;
         Ok(Setup {
             network,
             client_nic,
@@ -170,6 +174,15 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         bail!("--size {bad}: sizes are 1 to {MAX_MESSAGE_BYTES} bytes");
     }
     let sizes = message_sizes(args)?;
+    // The RPCs in flight must fit the receivers' bpages at once (no card
+    // retransmits yet, so a message dropped for want of a bpage would stall).
+    let largest_bpages = sizes.iter().max().map_or(1, |s| s.div_ceil(65_536)) as u32;
+    if largest_bpages * args.concurrency as u32 > DEMO_BPAGES {
+        bail!(
+            "--concurrency {} with messages of up to {largest_bpages} bpages needs more than the {DEMO_BPAGES} receive bpages an endpoint has: lower one of them",
+            args.concurrency
+        );
+    }
     let bench = if args.bench { Some(bench()?) } else { None };
     let outcome = echo(args, &sizes)?;
     report(args, &outcome, bench.as_ref());

@@ -30,7 +30,7 @@ pub struct RpcArgs {
     /// The client's own Homa port.
     #[arg(long, default_value_t = 40_000)]
     pub port: u16,
-    /// Message sizes in bytes (1 to 40000), used in turn.
+    /// Message sizes in bytes (1 to 1000000), used in turn.
     #[arg(long, value_delimiter = ',', default_value = "100")]
     pub size: Vec<usize>,
     /// RPCs to run [default: one per size].
@@ -54,7 +54,7 @@ struct Rpc {
 
 pub fn run(args: &RpcArgs) -> anyhow::Result<()> {
     if let Some(bad) = args.size.iter().find(|&&s| s == 0 || s > MAX_MESSAGE_BYTES) {
-        bail!("--size {bad}: sizes are 1 to {MAX_MESSAGE_BYTES} bytes (unscheduled messages only until grants land)");
+        bail!("--size {bad}: sizes are 1 to {MAX_MESSAGE_BYTES} bytes");
     }
     if !args.timeout_s.is_finite() || args.timeout_s <= 0.0 {
         bail!("--timeout-s must be a positive number of seconds");

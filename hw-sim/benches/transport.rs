@@ -1,0 +1,288 @@
+//! Homa's mechanism on the RTL cards, in clock cycles (4 ns each at 250 MHz):
+//!
+//! - grant latency: a 200 KB message arrives packet by packet at an idle
+//!   card; for each DATA packet, the cycles from its last beat into the
+//!   core to the first beat of the GRANT it causes leaving the core
+//!   (HomaModule needs 25-37 us of software for this);
+//! - goodput: one 1,000,000-byte request card to card over a 100 Gb/s cable
+//!   (1 us each way), from the first DATA frame leaving the client to the
+//!   last arriving at the server, against the 97.3 Gb/s of payload an MTU
+//!   frame carries at 100 Gb/s (1424 of 1538 bytes on the wire, 92.6 Gb/s
+//!   being 97% of the link's payload rate);
+//! - a 1-byte RPC's round trip, alone and while 8 RPCs of 1 MB are in
+//!   flight from the same client to the same server (p50 and p99 over the
+//!   1-byte RPCs run back to back meanwhile).
+//!
+//! `cargo bench -p homa-hw-sim --bench transport` (`-- --quick`: fewer runs).
+
+#[path = "../tests/support/mod.rs"]
+#[allow(dead_code)]
+mod support;
+
+use homa_hw::host_abi::{self, completion, tx_desc};
+use homa_hw::regmap::{grant, rx_counters};
+use homa_hw_sim::cable::Cable;
+use homa_wire::*;
+use support::host::{rx_area, Send, TestHost, TX_BUFFERS};
+
+const CLIENT_MAC: [u8; 6] = [2, 0, 0, 0, 0, 1];
+const SERVER_MAC: [u8; 6] = [2, 0, 0, 0, 0, 2];
+const CLIENT_IP: u32 = 0x0a00_0001;
+const SERVER_IP: u32 = 0x0a00_0002;
+const CLIENT_PORT: u16 = 0x8000;
+const SERVER_PORT: u16 = 99;
+const PAYLOAD: usize = 1424;
+
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// A DATA packet of a `len`-byte message from the client's address.
+fn data(id: u64, len: usize, offset: usize) -> Vec<u8> {
+    let end = (offset + PAYLOAD).min(len);
+    let mut common = CommonHeader::new(CLIENT_PORT, SERVER_PORT, id, PacketType::Data);
+    common.sequence = offset as u32;
+    Frame {
+        eth: EthernetHeader {
+            dst: MacAddr(SERVER_MAC),
+            src: MacAddr(CLIENT_MAC),
+        },
+        ip: Ipv4Header::homa(CLIENT_IP.into(), SERVER_IP.into(), 0),
+        homa: HomaPacket {
+            common,
+            body: Body::Data(Data {
+                message_length: len as u32,
+                incoming: (len as u32).min(grant::UNSCHED_BYTES_DEFAULT),
+                ack: AckEntry::default(),
+                cutoff_version: 1,
+                retransmit: 0,
+                pad: [0; 3],
+                seg_offset: offset as u32,
+                payload: vec![0x5a; end - offset],
+            }),
+        },
+    }
+    .encode()
+    .unwrap()
+}
+
+fn grant_latency() -> Vec<u64> {
+    let mut h = TestHost::new("bench_grant", SERVER_MAC, SERVER_IP, &[SERVER_PORT]);
+    let len = 200_000;
+    let mut samples = Vec::new();
+    let mut offset = 0;
+    while offset < len {
+        h.card.receive(&data(2, len, offset));
+        // Step until the frame's last beat is in, then until a GRANT leaves.
+        let mut last_in = None;
+        for _ in 0..2000 {
+            h.card.step();
+            if last_in.is_none() && h.card.rx_idle() {
+                last_in = Some(h.card.cycle() - 1);
+            }
+            let sent = h.card.take_transmitted();
+            if let Some(f) = sent.first() {
+                // The GRANT is two beats: its first left a cycle before its last.
+                samples.push(f.cycle - 1 - last_in.expect("DATA in before its GRANT"));
+                break;
+            }
+        }
+        offset += PAYLOAD;
+    }
+    samples
+}
+
+struct Pair {
+    client: TestHost,
+    server: TestHost,
+    cable: Cable,
+    /// Cycles the first DATA left the client / the last reached the server.
+    first_out: Option<u64>,
+    last_in: u64,
+}
+
+impl Pair {
+    fn new(name: &str) -> Pair {
+        Pair {
+            client: TestHost::new(&format!("{name}_c"), CLIENT_MAC, CLIENT_IP, &[CLIENT_PORT]),
+            server: TestHost::new(&format!("{name}_s"), SERVER_MAC, SERVER_IP, &[SERVER_PORT]),
+            cable: Cable::new(100, 250),
+            first_out: None,
+            last_in: 0,
+        }
+    }
+
+    fn step(&mut self) {
+        let now = self.client.card.cycle();
+        for f in self.client.card.take_transmitted() {
+            if f.bytes.len() > 1000 && self.first_out.is_none() {
+                self.first_out = Some(f.cycle);
+            }
+            self.cable.send(0, f.cycle, f.bytes);
+        }
+        for f in self.server.card.take_transmitted() {
+            self.cable.send(1, f.cycle, f.bytes);
+        }
+        for f in self.cable.arrived(0, now) {
+            if f.len() > 1000 {
+                self.last_in = now;
+            }
+            self.server.card.receive(&f);
+        }
+        for f in self.cable.arrived(1, now) {
+            self.client.card.receive(&f);
+        }
+        self.client.card.step();
+        self.server.card.step();
+    }
+
+    /// The server's side: answers every request with 1 byte (its first),
+    /// straight from its bpage, which it gives back.
+    fn serve(&mut self) {
+        for c in self.server.poll(0) {
+            if host_abi::get(&c, completion::KIND) as u8 == completion::kind::TX_DONE {
+                continue;
+            }
+            let offset = host_abi::get(&c, completion::BUFFER_OFFSET);
+            let reply = TX_BUFFERS + 0x0f0_0000;
+            let mut byte = [0u8];
+            self.server
+                .card
+                .memory()
+                .read(rx_area(0) + offset, &mut byte);
+            self.server.card.memory_mut().write(reply, &byte);
+            self.server.give_back(0, &c);
+            self.server.post(&Send {
+                endpoint: 0,
+                opcode: tx_desc::opcode::SEND_RESPONSE,
+                rpc_id: host_abi::get(&c, completion::RPC_ID),
+                buffer: reply,
+                length: 1,
+                peer_ip: CLIENT_IP,
+                peer_port: CLIENT_PORT,
+                peer_mac: CLIENT_MAC,
+                cookie: 0,
+            });
+            self.server.doorbell(0);
+        }
+    }
+
+    fn request(&mut self, id: u64, len: usize, buffer: u64) {
+        self.client.post(&Send {
+            endpoint: 0,
+            opcode: tx_desc::opcode::SEND_REQUEST,
+            rpc_id: id,
+            buffer,
+            length: len as u32,
+            peer_ip: SERVER_IP,
+            peer_port: SERVER_PORT,
+            peer_mac: SERVER_MAC,
+            cookie: id,
+        });
+        self.client.doorbell(0);
+    }
+
+    /// Steps until the responses of `ids` are in; returns (id, cycle) as they came.
+    fn responses(&mut self, mut want: usize) -> Vec<(u64, u64)> {
+        let mut got = Vec::new();
+        let start = self.client.card.cycle();
+        while want > 0 {
+            assert!(self.client.card.cycle() - start < 5_000_000, "RPCs stalled");
+            self.step();
+            self.serve();
+            for c in self.client.poll(0) {
+                if host_abi::get(&c, completion::KIND) as u8 == completion::kind::RESPONSE_RECEIVED
+                {
+                    got.push((
+                        host_abi::get(&c, completion::RPC_ID),
+                        self.client.card.cycle(),
+                    ));
+                    self.client.give_back(0, &c);
+                    want -= 1;
+                }
+            }
+        }
+        got
+    }
+}
+
+fn goodput() -> (u64, f64) {
+    let mut p = Pair::new("bench_goodput");
+    let len = 1_000_000;
+    p.client
+        .card
+        .memory_mut()
+        .write(TX_BUFFERS, &vec![0xa5; len]);
+    p.request(2, len, TX_BUFFERS);
+    p.responses(1);
+    let cycles = p.last_in - p.first_out.unwrap();
+    let gbps = len as f64 * 8.0 / (cycles as f64 * 4.0);
+    let overflows = p
+        .server
+        .card
+        .csr_read(rx_counters::BASE + rx_counters::FIFO_OVERFLOWS);
+    assert_eq!(overflows, 0, "the server's RX FIFO overflowed");
+    (cycles, gbps)
+}
+
+/// 1-byte RPC round trips: `n` back to back, with `background` RPCs of 1 MB
+/// started first and kept in flight.
+fn small_rtts(n: usize, background: usize) -> Vec<u64> {
+    let mut p = Pair::new(&format!("bench_rtt_{background}"));
+    let big = 1_000_000;
+    for b in 0..background {
+        let buffer = TX_BUFFERS + 0x10_0000 * (b as u64 + 1);
+        p.client
+            .card
+            .memory_mut()
+            .write(buffer, &vec![b as u8; big]);
+        p.request(1000 + 2 * b as u64, big, buffer);
+    }
+    p.client.card.memory_mut().write(TX_BUFFERS, &[7]);
+    // Let the large ones get going.
+    for _ in 0..if background > 0 { 5_000 } else { 0 } {
+        p.step();
+        p.serve();
+    }
+    let mut rtts = Vec::new();
+    for i in 0..n {
+        let id = 2 * (i as u64 + 1);
+        let start = p.client.card.cycle();
+        p.request(id, 1, TX_BUFFERS);
+        loop {
+            let got = p.responses(1);
+            if got[0].0 == id {
+                rtts.push(got[0].1 - start);
+                break;
+            }
+        }
+    }
+    rtts
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let mut g = grant_latency();
+    g.sort();
+    println!(
+        "grant latency (DATA last beat in -> GRANT first beat out, TX idle), {} packets: p50 {} p99 {} max {} cycles",
+        g.len(),
+        percentile(&g, 0.5),
+        percentile(&g, 0.99),
+        g.last().unwrap()
+    );
+    let (cycles, gbps) = goodput();
+    println!("goodput of one 1,000,000-byte message card to card: {cycles} cycles, {gbps:.1} Gb/s");
+    let n = if quick { 5 } else { 21 };
+    let mut alone = small_rtts(n, 0);
+    alone.sort();
+    let mut loaded = small_rtts(n, 8);
+    loaded.sort();
+    println!(
+        "1-byte RPC RTT alone: p50 {} cycles; with 8 x 1 MB in flight: p50 {} p99 {} cycles ({:.2}x)",
+        percentile(&alone, 0.5),
+        percentile(&loaded, 0.5),
+        percentile(&loaded, 0.99),
+        percentile(&loaded, 0.5) as f64 / percentile(&alone, 0.5) as f64
+    );
+}
