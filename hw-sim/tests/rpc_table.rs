@@ -1,10 +1,10 @@
 //! Block testbench of the RPC table: requests streamed into the Verilator
 //! model, one per cycle when the stimulus allows, against a pure-Rust model of
-//! the table (256 sets x 4 ways, `set_index`, the lowest free way taken).
+//! the table (4,096 sets x 4 ways, `set_index`, the lowest free way taken).
 //! Every response (timing included) and the occupancy in every cycle must be
 //! the model's. Keys come from a biased pool, so hits, duplicate inserts, full
-//! sets and same-set requests back to back are frequent; a directed test
-//! drives the same-set sequences the bypass exists for, and a last test holds
+//! sets and same-set requests back to back and one cycle apart are frequent;
+//! a directed test drives the same-set sequences the bypass exists for, and a last test holds
 //! RustHDL's own simulation and Verilator to the same outputs cycle by cycle.
 
 mod support;
@@ -94,6 +94,10 @@ struct Coverage {
     same_set_after_write: u64,
     /// ... with the very key the previous request inserted or removed.
     same_key_after_write: u64,
+    /// A request to the set a request two cycles before it wrote (the
+    /// older of the two writes in flight its RAM read misses).
+    same_set_two_after_write: u64,
+    same_key_two_after_write: u64,
     max_occupancy: usize,
 }
 
@@ -116,8 +120,9 @@ struct Bench {
     cov: Coverage,
     /// Occupancy the card must show: the model's after the last response seen.
     occupancy: usize,
-    /// (cycle, set, key) of the last request that changed the table.
-    last_write: Option<(u64, u8, RpcKey)>,
+    /// (cycle, set, key) of the last two requests that changed the table,
+    /// the latest first.
+    last_writes: [Option<(u64, u16, RpcKey)>; 2],
     /// A label (the seed or the test) for failure messages.
     label: String,
     requests: u64,
@@ -136,7 +141,7 @@ impl Bench {
             pending: VecDeque::new(),
             cov: Coverage::default(),
             occupancy: 0,
-            last_write: None,
+            last_writes: [None; 2],
             label: label.to_string(),
             requests: 0,
         };
@@ -182,7 +187,7 @@ impl Bench {
         self.model = Model::new();
         self.pending.clear();
         self.occupancy = 0;
-        self.last_write = None;
+        self.last_writes = [None; 2];
     }
 
     /// One clock cycle, offering `req` (op code, key) or nothing; then checks
@@ -227,17 +232,19 @@ impl Bench {
             Some(RpcOp::Remove) => c.remove_miss += 1,
             None => c.reserved_op += 1,
         }
-        if let Some((at, wset, wkey)) = self.last_write {
+        for &(at, wset, wkey) in self.last_writes.iter().flatten() {
             if at + 1 == cycle && wset == set {
                 c.same_set_after_write += 1;
-                if wkey == key {
-                    c.same_key_after_write += 1;
-                }
+                c.same_key_after_write += (wkey == key) as u64;
+            }
+            if at + 2 == cycle && wset == set {
+                c.same_set_two_after_write += 1;
+                c.same_key_two_after_write += (wkey == key) as u64;
             }
         }
         let wrote = want.inserted || (op == RpcOp::Remove as u8 && want.hit);
         if wrote {
-            self.last_write = Some((cycle, set, key));
+            self.last_writes = [Some((cycle, set, key)), self.last_writes[0]];
         }
         c.max_occupancy = c.max_occupancy.max(self.model.occupancy);
         self.pending.push_back(Pending {
@@ -316,7 +323,7 @@ fn random_key(rng: &mut ChaCha8Rng) -> RpcKey {
 }
 
 /// `n` distinct random keys that all hash to `set`.
-fn keys_in_set(rng: &mut ChaCha8Rng, set: u8, n: usize) -> Vec<RpcKey> {
+fn keys_in_set(rng: &mut ChaCha8Rng, set: u16, n: usize) -> Vec<RpcKey> {
     let mut keys = Vec::new();
     while keys.len() < n {
         let k = random_key(rng);
@@ -339,7 +346,7 @@ struct KeySource {
 
 impl KeySource {
     fn new(rng: &mut ChaCha8Rng) -> KeySource {
-        let hot = [0x00, 0x5a, 0xff]
+        let hot = [0x000, 0x5a5, 0xfff]
             .iter()
             .map(|&set| keys_in_set(rng, set, 7))
             .collect();
@@ -356,6 +363,19 @@ impl KeySource {
 
     fn pick(&self, rng: &mut ChaCha8Rng, prev: Option<RpcKey>) -> RpcKey {
         let r: f64 = rng.gen();
+        self.pick_by(r, rng, prev)
+    }
+
+    /// While filling the table: mostly the wide pool.
+    fn pick_filling(&self, rng: &mut ChaCha8Rng, prev: Option<RpcKey>) -> RpcKey {
+        let r: f64 = rng.gen();
+        if r < 0.70 {
+            return self.wide[rng.gen_range(0..self.wide.len())];
+        }
+        self.pick_by((r - 0.70) / 0.30, rng, prev)
+    }
+
+    fn pick_by(&self, r: f64, rng: &mut ChaCha8Rng, prev: Option<RpcKey>) -> RpcKey {
         match (r, prev) {
             // The same key again: a burst of packets of one RPC.
             (r, Some(k)) if r < 0.10 => k,
@@ -380,6 +400,22 @@ fn random_op(rng: &mut ChaCha8Rng) -> u8 {
     }
 }
 
+/// Mostly inserts: the table fills up (16,384 slots take a while).
+fn filling_op(rng: &mut ChaCha8Rng) -> u8 {
+    match rng.gen_range(0..100) {
+        0..=79 => RpcOp::Insert as u8,
+        80..=89 => RpcOp::Lookup as u8,
+        90..=98 => RpcOp::Remove as u8,
+        _ => OP_RESERVED,
+    }
+}
+
+#[test]
+fn the_core_boots_past_the_sweep() {
+    // The card model (and a driver) waits `BOOT_CYCLES` after reset.
+    assert!(homa_hw::core::BOOT_CYCLES >= CLEAR_CYCLES);
+}
+
 #[test]
 fn set_index_spreads_random_keys() {
     // Not a quality proof, a sanity check: no set gets 4x its share.
@@ -394,21 +430,29 @@ fn set_index_spreads_random_keys() {
 #[test]
 fn random_operations_match_the_reference() {
     const SEED: u64 = 11;
-    const CYCLES: usize = 200_000;
+    const CYCLES: usize = 400_000;
+    const PERIOD: usize = CYCLES / 4;
     let mut rng = ChaCha8Rng::seed_from_u64(SEED);
     let keys = KeySource::new(&mut rng);
     let mut bench = Bench::new("rpc_table_random", &format!("seed {SEED}"));
     let mut prev = None;
     for cycle in 0..CYCLES {
         // A reset now and then, under traffic: the table starts empty again.
-        if cycle > 0 && cycle % (CYCLES / 4) == 0 {
+        if cycle > 0 && cycle % PERIOD == 0 {
             bench.reset();
         }
-        // Mostly back to back; idle gaps now and then.
+        // After each reset the table is filled for a while (mostly inserts
+        // of the wide pool), then occupancy wanders. Mostly back to back;
+        // idle gaps now and then.
+        let filling = cycle % PERIOD < 2 * PERIOD / 5;
         if rng.gen_bool(0.85) {
-            let key = keys.pick(&mut rng, prev);
+            let (key, op) = if filling {
+                (keys.pick_filling(&mut rng, prev), filling_op(&mut rng))
+            } else {
+                (keys.pick(&mut rng, prev), random_op(&mut rng))
+            };
             prev = Some(key);
-            bench.step(Some((random_op(&mut rng), key)));
+            bench.step(Some((op, key)));
         } else {
             bench.step(None);
         }
@@ -432,6 +476,14 @@ fn random_operations_match_the_reference() {
         (
             "same-key requests right after a write",
             c.same_key_after_write,
+        ),
+        (
+            "same-set requests two cycles after a write",
+            c.same_set_two_after_write,
+        ),
+        (
+            "same-key requests two cycles after a write",
+            c.same_key_two_after_write,
         ),
     ] {
         assert!(
@@ -514,6 +566,35 @@ fn same_set_back_to_back_sees_each_write() {
     model.apply(rem, k[1]);
     assert_eq!(model.apply(ins, k[4]).slot, slot(set, 1));
     assert!(bench.cov.same_set_after_write >= 15, "{:?}", bench.cov);
+    assert!(bench.cov.same_set_two_after_write >= 10, "{:?}", bench.cov);
+
+    // One idle cycle between requests: the only write a read misses is then
+    // the one two cycles before it, made at the very edge of the read.
+    let gapped = [
+        (ins, k[0]),
+        (ins, k[1]),
+        (look, k[0]),
+        (rem, k[0]),
+        (look, k[0]),
+        (ins, k[2]),
+        (ins, k[0]),
+        (rem, k[1]),
+        (ins, k[3]),
+        (look, k[3]),
+        (rem, k[3]),
+        (ins, k[3]),
+    ];
+    let before = bench.cov.same_set_two_after_write;
+    for &req in &gapped {
+        bench.step(Some(req));
+        bench.step(None);
+    }
+    bench.drain();
+    assert!(
+        bench.cov.same_set_two_after_write - before >= 8,
+        "{:?}",
+        bench.cov
+    );
 }
 
 #[test]

@@ -7,9 +7,17 @@
 //! engine: a message received) hand this block a record and an endpoint
 //! (the core arbitrates, RX first); the block owns the rings'
 //! producer indices, sets the phase bit (see `host_abi`), and never overwrites
-//! an entry the host has not consumed: a request waits (not ready) while the
-//! endpoint's ring is full. One request in flight at a time; a completion is a
-//! single beat, so that costs one cycle plus the DMA write's acceptance.
+//! an entry the host has not consumed: a request waits while the endpoint's
+//! ring is full. One request in flight at a time; a completion is a single
+//! beat.
+//!
+//! A request is first taken into a holding register (`s_cpl_ready` is just
+//! "the register is empty"), and everything after it (the endpoint's ring
+//! mux in the core, the room check, the DMA write) starts from registers:
+//! taken straight from the engines' handshakes the path was 10 LUT levels
+//! from the RX engine's state through the core's arbiter and the room
+//! compare into the producer counts. It costs a cycle per completion, and a
+//! completion every other cycle at most, plenty for one per message.
 
 use rust_hdl::prelude::*;
 
@@ -28,8 +36,9 @@ pub struct CplWriter {
     pub s_cpl_ready: Signal<Out, bool>,
     pub s_cpl_endpoint: Signal<In, Bits<2>>,
     pub s_cpl_record: Signal<In, Bits<512>>,
-    /// The selected endpoint's completion ring (base IOVA, log2 entries,
-    /// host's consumer index), muxed by the core from `sel_endpoint`.
+    /// The held request's endpoint's completion ring (base IOVA, log2
+    /// entries, host's consumer index), muxed by the core from `sel_endpoint`
+    /// (a register).
     pub sel_endpoint: Signal<Out, Bits<2>>,
     pub sel_ring: Signal<In, Bits<64>>,
     pub sel_ring_log2: Signal<In, Bits<4>>,
@@ -45,6 +54,10 @@ pub struct CplWriter {
     pub m_dma_wr_last: Signal<Out, bool>,
 
     count: [DFF<Bits<32>>; ENDPOINTS],
+    /// The request taken and not yet written: its endpoint and record.
+    held: DFF<bool>,
+    held_endpoint: DFF<Bits<2>>,
+    held_record: DFF<Bits<512>>,
     /// The selected endpoint's producer index.
     sel_producer: Signal<Local, Bits<32>>,
     /// Entries in the selected ring the host has not consumed yet.
@@ -83,6 +96,9 @@ impl Default for CplWriter {
             m_dma_wr_strb: Default::default(),
             m_dma_wr_last: Default::default(),
             count: Default::default(),
+            held: Default::default(),
+            held_endpoint: Default::default(),
+            held_record: Default::default(),
             sel_producer: Default::default(),
             in_use: Default::default(),
             ring_entries: Default::default(),
@@ -103,13 +119,20 @@ impl Default for CplWriter {
 impl Logic for CplWriter {
     #[hdl_gen]
     fn update(&mut self) {
-        self.sel_endpoint.next = self.s_cpl_endpoint.val();
+        dff_setup!(self, clock, held, held_endpoint, held_record);
+        self.s_cpl_ready.next = !self.held.q.val();
+        if self.s_cpl_valid.val() & !self.held.q.val() {
+            self.held.d.next = true;
+            self.held_endpoint.d.next = self.s_cpl_endpoint.val();
+            self.held_record.d.next = self.s_cpl_record.val();
+        }
+        self.sel_endpoint.next = self.held_endpoint.q.val();
         self.sel_producer.next = 0.into();
         for i in 0..ENDPOINTS {
             self.count[i].clock.next = self.clock.val();
             self.count[i].d.next = self.count[i].q.val();
             self.producer[i].next = self.count[i].q.val();
-            if self.s_cpl_endpoint.val().index() == i {
+            if self.held_endpoint.q.val().index() == i {
                 self.sel_producer.next = self.count[i].q.val();
             }
         }
@@ -124,24 +147,29 @@ impl Logic for CplWriter {
             self.phase.next = self.phase_bit.val();
         }
 
-        self.m_dma_wr_valid.next = self.s_cpl_valid.val() & self.room.val();
+        self.m_dma_wr_valid.next = self.held.q.val() & self.room.val();
         self.m_dma_wr_addr.next =
             self.sel_ring.val() + (bit_cast::<64, 32>(self.slot.val()) << self.entry_shift.val());
-        self.m_dma_wr_data.next = self.s_cpl_record.val() | self.phase.val();
+        self.m_dma_wr_data.next = self.held_record.q.val() | self.phase.val();
         self.m_dma_wr_strb.next = self.all_lanes.val();
         self.m_dma_wr_last.next = true;
-        self.s_cpl_ready.next = self.room.val() & self.m_dma_wr_ready.val();
+        if self.held.q.val() & self.room.val() & self.m_dma_wr_ready.val() {
+            self.held.d.next = false;
+        }
         for i in 0..ENDPOINTS {
-            if self.s_cpl_valid.val()
+            if self.held.q.val()
                 & self.room.val()
                 & self.m_dma_wr_ready.val()
-                & (self.s_cpl_endpoint.val().index() == i)
+                & (self.held_endpoint.q.val().index() == i)
             {
                 self.count[i].d.next = self.count[i].q.val() + 1;
             }
             if self.reset.val() {
                 self.count[i].d.next = 0.into();
             }
+        }
+        if self.reset.val() {
+            self.held.d.next = false;
         }
     }
 }

@@ -5,41 +5,51 @@
 //!
 //! DESIGN NOTES
 //! ------------
-//! Approach: a 4-way set-associative hash table in block RAM. Each way is one
-//! `RAM` of `SETS` entries of {valid, key}; the set is `set_index(key)`, the
-//! same function in Rust (the testbench's reference) and in the RTL. An RPC
-//! lives in slot `set * WAYS + way`. All operations take one pipeline pass:
+//! Approach: a 4-way set-associative hash table in block RAM, 4,096 sets, so
+//! 16,384 slots (issue 8: as many RPCs as the grant and send schedulers
+//! track). Each way is one `RAM` of `SETS` entries of {valid, key}; the set is
+//! `set_index(key)`, the same function in Rust (the testbench's reference)
+//! and in the RTL. An RPC lives in slot `set * WAYS + way`. All operations
+//! take one pipeline pass:
 //!
 //!   cycle 0  request accepted (`s_req_valid & s_req_ready`); its set is
-//!            hashed from `s_req_key` and presented to the four RAMs' read ports.
-//!   cycle 1  the four entries of the set are out of the RAMs; each is compared
-//!            with the key (hit), or found empty (free). At most one write is
-//!            decided (INSERT into the lowest free way, or REMOVE of the hit
-//!            way) and happens at the end of this cycle, with the response and
-//!            the occupancy count registered at the same edge.
-//!   cycle 2  `m_rsp_*` holds the response, for one cycle; `occupancy` counts it.
+//!            hashed from `s_req_key` and presented to the four RAMs' read
+//!            ports; its set and key are compared with the two requests
+//!            ahead of it (for the bypass, below).
+//!   cycle 1  the four entries of the set are out of the RAMs; each is
+//!            compared with the key (hit) or found empty (free); that and
+//!            what the write made at the last edge (B's) did are registered.
+//!   cycle 2  the verdicts corrected by B's write, then by the write made
+//!            at the last edge (A's); at most one write is decided (INSERT into the lowest free way, or
+//!            REMOVE of the hit way) and happens at the end of this cycle,
+//!            with the response and the occupancy count registered at the
+//!            same edge.
+//!   cycle 3  `m_rsp_*` holds the response, for one cycle; `occupancy` counts it.
 //!
-//! So the latency is 2 cycles from acceptance to `m_rsp_valid`, and the
+//! So the latency is 3 cycles from acceptance to `m_rsp_valid`, and the
 //! throughput one request per cycle, any mix of operations and sets. Requests
 //! take effect in order, exactly as if executed one at a time: the response
 //! of request n reflects every request before it.
 //!
-//! Same-set back-to-back requests: the RAM read of request n+1 happens at the
-//! same clock edge as the write of request n, and a RustHDL `RAM` (like a
-//! block RAM in read-first mode) returns the OLD entry then. One cycle later
-//! the write is visible. So that one write is bypassed: while request n is in
-//! cycle 1 deciding its write, request n+1 is in cycle 0, where its set and
-//! key are compared with request n's (`same_set`, `same_key`); the edge
-//! registers those two bits with request n's write (way, INSERT or REMOVE)
-//! into `bp_*`. In cycle 1, request n+1 then overrides the RAM's verdict for
-//! that one way: after an INSERT the way is taken, and hits exactly when the
-//! keys were equal; after a REMOVE it is free and cannot hit. One write
-//! suffices: only the write at the very edge of the read can be missed, and
-//! there is at most one write per cycle. Bypassing the compare results (bits)
-//! instead of the entry (129 bits) keeps a 129-bit mux out of the path from
-//! the RAM output through the compare to the write enable, and the 128-bit
-//! key compare it costs sits in cycle 0, beside the hash. The block testbench
-//! drives same-set sequences back to back and counts them.
+//! Requests to one set in flight together: a request reads the RAMs at the
+//! edge that ends its cycle 0, and a RustHDL `RAM` (like a block RAM in
+//! read-first mode) returns the OLD entry when a write hits the same address
+//! at that edge. So request n's read misses two writes: the one made at that
+//! very edge (by the request then in cycle 2, "B", two ahead or more) and the
+//! one made at the next edge (by the request then in cycle 1, "A", right
+//! ahead). Each is bypassed where it becomes known: in cycle 0 request n
+//! compares its set and key with A's (in cycle 1) and with B's (in cycle 2);
+//! the write made at the last edge (`bp_*`: way, INSERT or REMOVE) is B's
+//! while n is in cycle 1 (registered then, applied in cycle 2) and A's while
+//! n is in cycle 2, and overrides the RAM's verdict for that one way each time: after an INSERT the way is
+//! taken, and hits exactly when the keys were equal; after a REMOVE it is
+//! free and cannot hit. A's correction comes last because A wrote last. One
+//! write per cycle, two writes in flight: nothing else can be missed.
+//! Bypassing compare results (bits) instead of entries (129 bits) keeps wide
+//! muxes off the path from the RAM through the compare to the write enable;
+//! the 128-bit key compares it costs sit in cycle 0, beside the hash. The
+//! block testbench drives same-set sequences back to back and one apart, and
+//! counts them.
 //!
 //! Operations (`RpcOp`, on `s_req_op`):
 //! - LOOKUP: hit and slot. No side effect.
@@ -58,27 +68,33 @@
 //! until it finishes. This is the only time ready is low. The response port
 //! has no back-pressure: the consumer takes one response per request.
 //!
-//! Hash: the XOR fold of the key's 16 bytes, with the RPC id first rotated
-//! right by one bit. Homa's id has its low bit fixed by the role (a client's
+//! Hash: the XOR fold of the key's 16 bytes down to 16 bits, with the RPC id
+//! first rotated right by one bit, then the top 4 bits of those 16 folded
+//! onto the low 12. Homa's id has its low bit fixed by the role (a client's
 //! ids are even, a server sees them odd), and a host numbers its client RPCs
 //! sequentially: unrotated, that bit would pin one set bit and leave half the
-//! sets unused for one peer; rotated, id bits 8:1 land on the set bits one to
-//! one, so 256 consecutive RPCs to one peer spread over all 256 sets. The fold
-//! is 8 XOR trees of 16 inputs (two LUT levels), cheap enough to sit in front
-//! of the RAM address in the acceptance cycle.
+//! sets unused for one peer; rotated, id bits 12:1 land on the set bits one
+//! to one, so 4,096 consecutive RPCs to one peer spread over all 4,096 sets.
+//! Each set bit is the XOR of 10 or 11 key bits: two LUT levels, cheap
+//! enough to sit in front of the RAM address in the acceptance cycle.
 //!
 //! Alternatives:
 //! - A better-mixed hash (H3: each set bit the parity of a random half of the
-//!   key) spreads adversarial keys better but costs ~8 x 64-input XOR trees in
+//!   key) spreads adversarial keys better but costs 12 x 64-input XOR trees in
 //!   the cycle that also addresses the RAM; peers are not adversaries on the
 //!   datacenter fabric, and a full set only refuses a new RPC (its packet is
 //!   dropped and the peer's timeout resends it), so the fold wins.
-//! - Stalling same-set back-to-back requests for a cycle instead of the bypass:
+//! - Stalling same-set requests in flight together instead of the bypass:
 //!   simpler, but the RX path sees bursts of packets of one RPC (same key,
 //!   same set), exactly the case that would stall.
+//! - Deciding in cycle 1, right behind the RAM (latency 2, one write to
+//!   bypass; the first version, 1,024 slots): the RAM output, the 128-bit
+//!   compare, the bypass, the way pick and the write enable made 18 LUT
+//!   levels, too many for 250 MHz. Registering the compare costs one cycle
+//!   of latency and a second bypass.
 //! - Cuckoo hashing (two tables, moves on insert) reaches higher load but
 //!   makes INSERT take a variable number of cycles; 4 ways keep it fixed.
-//! - Keys in flip-flops with a CAM: 1024 x 128 bits is far too many FFs.
+//! - Keys in flip-flops with a CAM: 16,384 x 128 bits is far too many FFs.
 //!
 //! Invariants:
 //! - A key is in at most one way of its set (INSERT looks up before it
@@ -86,30 +102,22 @@
 //! - `occupancy` equals the number of valid entries in the RAMs: it moves by
 //!   +1 exactly when INSERT writes a valid entry and by -1 exactly when REMOVE
 //!   clears one, at the same edge as the write; the sweep sets both to empty.
-//! - The bypass holds the write made at the previous edge, or is invalid.
+//! - `bp_*` holds the write made at the previous edge, or is invalid.
 //! - An entry's key bits mean nothing when its valid bit is 0 (REMOVE and
 //!   the sweep clear only the valid bit, and write the key they happen to have).
 //!
-//! Size (yosys `synth_xilinx -family xcup -flatten`): 8 RAMB36E2 (each way
-//! 256 x 129 bits in two 512 x 72 halves), 175 FFs, ~970 LUTs (+~500 MUXF7/8/9
-//! from abc's wide-LUT mapping; ~1020 LUTs and no MUXF with `-nowidelut`).
-//! A first version bypassed the 129-bit entry itself: 315 FFs, ~1300 LUTs.
-//!
-//! Timing risk at 250 MHz: cycle 1 runs from the RAM's output (not
-//! registered) through a 128-bit compare and a priority pick to the RAM's
-//! write enable. If that misses timing, register the RAM outputs (latency 3)
-//! and widen the bypass to the two writes in flight.
+//! Size and depth: `homa-nic synth --design rpc_table` (README's table).
 
 use rust_hdl::prelude::*;
 
 /// Ways per set: how many RPCs whose keys hash alike can live at once.
 pub const WAYS: usize = 4;
 /// Sets: entries of each way's RAM.
-pub const SETS: usize = 256;
+pub const SETS: usize = 4096;
 /// RPC slots in the table: `WAYS * SETS`.
 pub const SLOTS: usize = WAYS * SETS;
 /// Bits of a set index (`s1_set`), a way number and a slot number.
-pub const SET_BITS: usize = 8;
+pub const SET_BITS: usize = 12;
 pub const WAY_BITS: usize = 2;
 pub const SLOT_BITS: usize = SET_BITS + WAY_BITS;
 /// Bits of a key: peer IPv4 (32), peer port (16), local port (16), id (64).
@@ -117,9 +125,9 @@ pub const KEY_BITS: usize = 128;
 /// Bits of a RAM entry: the key, and a valid bit on top (bit 128).
 pub const ENTRY_BITS: usize = KEY_BITS + 1;
 /// Bits of `occupancy`: counts 0..=SLOTS.
-pub const OCCUPANCY_BITS: usize = 11;
+pub const OCCUPANCY_BITS: usize = 15;
 /// Clock cycles from a request's acceptance to its response on `m_rsp_*`.
-pub const LATENCY_CYCLES: u64 = 2;
+pub const LATENCY_CYCLES: u64 = 3;
 /// Clock cycles after reset during which `s_req_ready` is low (the sweep).
 pub const CLEAR_CYCLES: u64 = SETS as u64;
 
@@ -156,18 +164,20 @@ impl RpcKey {
     }
 }
 
-/// The set a key lives in: the XOR fold of its 16 bytes after rotating the
-/// id right by one bit (see DESIGN NOTES). The RTL computes the same fold.
-pub fn set_index(key: &RpcKey) -> u8 {
+/// The set a key lives in (0..SETS): the XOR fold of its 16 bytes to 16 bits
+/// after rotating the id right by one bit, then bits 15:12 onto 3:0 (see
+/// DESIGN NOTES). The RTL computes the same fold.
+pub fn set_index(key: &RpcKey) -> u16 {
     let k = key.to_u128();
     let mixed = (k >> 64 << 64) | key.id.rotate_right(1) as u128;
-    mixed.to_le_bytes().iter().fold(0, |h, b| h ^ b)
+    let fold16 = (0..8).fold(0u16, |h, i| h ^ (mixed >> (16 * i)) as u16);
+    (fold16 & 0x0fff) ^ (fold16 >> 12)
 }
 
 /// Slot number of `way` in `set`: what `m_rsp_slot` reports.
-pub fn slot(set: u8, way: usize) -> u16 {
-    assert!(way < WAYS);
-    (set as u16) * WAYS as u16 + way as u16
+pub fn slot(set: u16, way: usize) -> u16 {
+    assert!(way < WAYS && (set as usize) < SETS);
+    set * WAYS as u16 + way as u16
 }
 
 /// An operation on `s_req_op`.
@@ -214,12 +224,12 @@ pub struct RpcTable {
     /// INSERT only: the key was absent and its set has no free way; nothing changed.
     pub m_rsp_full: Signal<Out, bool>,
     /// `set * WAYS + way` of the key when hit or inserted; 0 otherwise.
-    pub m_rsp_slot: Signal<Out, Bits<10>>,
-    /// Valid entries in the table (0..=1024), counting every response seen so far.
-    pub occupancy: Signal<Out, Bits<11>>,
+    pub m_rsp_slot: Signal<Out, Bits<SLOT_BITS>>,
+    /// Valid entries in the table (0..=16,384), counting every response seen so far.
+    pub occupancy: Signal<Out, Bits<OCCUPANCY_BITS>>,
 
     /// Way w's entries, one per set: {valid in bit 128, key in 127:0}.
-    ways: [RAM<Bits<129>, 8>; 4],
+    ways: [RAM<Bits<ENTRY_BITS>, SET_BITS>; 4],
 
     // --- cycle 0: hash the offered key ---
     /// Masks of the key's upper 64 bits (address and ports), its id bits
@@ -233,23 +243,44 @@ pub struct RpcTable {
     req_fold64: Signal<Local, Bits<64>>,
     req_fold32: Signal<Local, Bits<32>>,
     req_fold16: Signal<Local, Bits<16>>,
-    req_set: Signal<Local, Bits<8>>,
+    req_set: Signal<Local, Bits<SET_BITS>>,
     /// A request is taken at this edge.
     accept: Signal<Local, bool>,
-    /// The offered request has the set / the key of the request in cycle 1,
-    /// whose write (if any) its RAM read will miss.
-    same_set: Signal<Local, bool>,
-    same_key: Signal<Local, bool>,
 
-    // --- cycle 1: registered request, compared with the RAMs' output ---
+    // --- cycle 1: the RAMs' output compared, corrected by B's write ---
     /// The request in cycle 1 is real (accepted at the last edge).
     s1_valid: DFF<bool>,
     s1_op: DFF<Bits<2>>,
     s1_key: DFF<Bits<128>>,
     /// `set_index(s1_key)`: the set whose entries the RAMs now show.
-    s1_set: DFF<Bits<8>>,
-    /// Way w of the set holds the key / is empty: the RAM's entry compared,
-    /// unless the bypass holds a write to this very set and way.
+    s1_set: DFF<Bits<SET_BITS>>,
+    /// It has the set / the key of the request that was in cycle 2 when it
+    /// was accepted (B, whose write `bp_*` now holds).
+    s1_same_set_b: DFF<bool>,
+    s1_same_key_b: DFF<bool>,
+    /// ... and of the one that was in cycle 1 then (A), for cycle 2.
+    s1_same_set_a: DFF<bool>,
+    s1_same_key_a: DFF<bool>,
+
+    // --- cycle 2: corrected by A's write, the decision and the write ---
+    s2_valid: DFF<bool>,
+    s2_op: DFF<Bits<2>>,
+    s2_key: DFF<Bits<128>>,
+    s2_set: DFF<Bits<SET_BITS>>,
+    s2_same_set_a: DFF<bool>,
+    s2_same_key_a: DFF<bool>,
+    /// Way w's entry is valid; its key's 32-bit quarter c equals the
+    /// request's (`s2_eq[4 * w + c]`): the compare, split so that it fits
+    /// cycle 1 and is finished in cycle 2.
+    s2_entry_valid: [DFF<bool>; 4],
+    s2_eq: [DFF<bool>; 16],
+    /// Way w holds the key / is empty, as far as the RAM's entry tells.
+    raw_hit: [Signal<Local, bool>; 4],
+    /// B wrote way w of this set; what its write makes of that way.
+    s2_sel_b: [DFF<bool>; 4],
+    s2_b_hit: DFF<bool>,
+    s2_b_free: DFF<bool>,
+    /// Way w holds the key / is empty, every write before this request counted.
     way_hit: [Signal<Local, bool>; 4],
     way_free: [Signal<Local, bool>; 4],
     hit: Signal<Local, bool>,
@@ -264,37 +295,31 @@ pub struct RpcTable {
     do_insert: Signal<Local, bool>,
     do_remove: Signal<Local, bool>,
     wr_way: Signal<Local, Bits<2>>,
-    /// What is written to `wr_way` of `s1_set`: {do_insert, key}.
-    wr_data: Signal<Local, Bits<129>>,
+    /// What is written to `wr_way` of `s2_set`: {do_insert, key}.
+    wr_data: Signal<Local, Bits<ENTRY_BITS>>,
     /// The valid bit of an entry (bit 128).
-    valid_bit: Constant<Bits<129>>,
+    valid_bit: Constant<Bits<ENTRY_BITS>>,
 
-    // --- write bypass: the write made at the last edge, as seen by the
-    // request now in cycle 1 (see DESIGN NOTES) ---
-    /// The request before wrote (INSERT or REMOVE) at the last edge.
-    bp_valid: DFF<bool>,
-    /// The way it wrote, in its set.
-    bp_way: DFF<Bits<2>>,
+    // --- write bypass: the write made at the last edge (see DESIGN NOTES) ---
+    /// A request wrote way w (INSERT or REMOVE) of its set at the last edge.
+    bp_we: [DFF<bool>; 4],
     /// It made the entry valid (INSERT); else invalid (REMOVE).
     bp_insert: DFF<bool>,
-    /// The request now in cycle 1 has its set / its key.
-    bp_same_set: DFF<bool>,
-    bp_same_key: DFF<bool>,
 
     // --- reset sweep ---
     /// Writing set `clear_set` empty in every way this cycle; requests refused.
     clearing: DFF<bool>,
-    clear_set: DFF<Bits<8>>,
+    clear_set: DFF<Bits<SET_BITS>>,
 
-    // --- cycle 2: the response ---
+    // --- cycle 3: the response ---
     rsp_valid: DFF<bool>,
     rsp_op: DFF<Bits<2>>,
     rsp_hit: DFF<bool>,
     rsp_inserted: DFF<bool>,
     rsp_full: DFF<bool>,
-    rsp_slot: DFF<Bits<10>>,
+    rsp_slot: DFF<Bits<SLOT_BITS>>,
     /// Valid entries; changed only at the edge that writes an entry.
-    count: DFF<Bits<11>>,
+    count: DFF<Bits<OCCUPANCY_BITS>>,
 }
 
 impl Default for RpcTable {
@@ -323,12 +348,26 @@ impl Default for RpcTable {
             req_fold16: Default::default(),
             req_set: Default::default(),
             accept: Default::default(),
-            same_set: Default::default(),
-            same_key: Default::default(),
             s1_valid: Default::default(),
             s1_op: Default::default(),
             s1_key: Default::default(),
             s1_set: Default::default(),
+            s1_same_set_b: Default::default(),
+            s1_same_key_b: Default::default(),
+            s1_same_set_a: Default::default(),
+            s1_same_key_a: Default::default(),
+            s2_valid: Default::default(),
+            s2_op: Default::default(),
+            s2_key: Default::default(),
+            s2_set: Default::default(),
+            s2_same_set_a: Default::default(),
+            s2_same_key_a: Default::default(),
+            s2_entry_valid: Default::default(),
+            s2_eq: Default::default(),
+            raw_hit: Default::default(),
+            s2_sel_b: Default::default(),
+            s2_b_hit: Default::default(),
+            s2_b_free: Default::default(),
             way_hit: Default::default(),
             way_free: Default::default(),
             hit: Default::default(),
@@ -341,12 +380,9 @@ impl Default for RpcTable {
             do_remove: Default::default(),
             wr_way: Default::default(),
             wr_data: Default::default(),
-            valid_bit: Constant::new(Bits::<129>::from(1u64) << KEY_BITS as u64),
-            bp_valid: Default::default(),
-            bp_way: Default::default(),
+            valid_bit: Constant::new(Bits::<ENTRY_BITS>::from(1u64) << KEY_BITS as u64),
+            bp_we: Default::default(),
             bp_insert: Default::default(),
-            bp_same_set: Default::default(),
-            bp_same_key: Default::default(),
             clearing: Default::default(),
             clear_set: Default::default(),
             rsp_valid: Default::default(),
@@ -370,11 +406,19 @@ impl Logic for RpcTable {
             s1_op,
             s1_key,
             s1_set,
-            bp_valid,
-            bp_way,
+            s1_same_set_b,
+            s1_same_key_b,
+            s1_same_set_a,
+            s1_same_key_a,
+            s2_valid,
+            s2_op,
+            s2_key,
+            s2_set,
+            s2_same_set_a,
+            s2_same_key_a,
+            s2_b_hit,
+            s2_b_free,
             bp_insert,
-            bp_same_set,
-            bp_same_key,
             clearing,
             clear_set,
             rsp_valid,
@@ -397,8 +441,8 @@ impl Logic for RpcTable {
             self.req_fold64.val().get_bits::<32>(32) ^ self.req_fold64.val().get_bits::<32>(0);
         self.req_fold16.next =
             self.req_fold32.val().get_bits::<16>(16) ^ self.req_fold32.val().get_bits::<16>(0);
-        self.req_set.next =
-            self.req_fold16.val().get_bits::<8>(8) ^ self.req_fold16.val().get_bits::<8>(0);
+        self.req_set.next = self.req_fold16.val().get_bits::<12>(0)
+            ^ bit_cast::<12, 4>(self.req_fold16.val().get_bits::<4>(12));
 
         self.s_req_ready.next = !self.clearing.q.val() & !self.reset.val();
         self.accept.next = self.s_req_valid.val() & !self.clearing.q.val() & !self.reset.val();
@@ -406,23 +450,56 @@ impl Logic for RpcTable {
         self.s1_op.d.next = self.s_req_op.val();
         self.s1_key.d.next = self.s_req_key.val();
         self.s1_set.d.next = self.req_set.val();
-        // Against the request in cycle 1, for the bypass.
-        self.same_set.next = self.req_set.val() == self.s1_set.q.val();
-        self.same_key.next = self.s_req_key.val() == self.s1_key.q.val();
-        self.bp_same_set.d.next = self.same_set.val();
-        self.bp_same_key.d.next = self.same_key.val();
+        // Against A (now in cycle 1) and B (now in cycle 2), whose writes
+        // this request's RAM read will miss.
+        self.s1_same_set_a.d.next = self.req_set.val() == self.s1_set.q.val();
+        self.s1_same_key_a.d.next = self.s_req_key.val() == self.s1_key.q.val();
+        self.s1_same_set_b.d.next = self.req_set.val() == self.s2_set.q.val();
+        self.s1_same_key_b.d.next = self.s_req_key.val() == self.s2_key.q.val();
 
-        // ---- cycle 1: compare the set's entries with the key ----
+        // ---- cycle 1: compare the set's entries with the key; B's write ----
+        // (B's correction is applied in cycle 2, before A's: the compare
+        // fills cycle 1.)
         for w in 0..4 {
             self.ways[w].read_clock.next = self.clock.val();
             self.ways[w].write_clock.next = self.clock.val();
             self.ways[w].read_address.next = self.req_set.val();
-            self.way_hit[w].next = self.ways[w].read_data.val().get_bit(128)
-                & (self.ways[w].read_data.val().get_bits::<128>(0) == self.s1_key.q.val());
-            self.way_free[w].next = !self.ways[w].read_data.val().get_bit(128);
-            if self.bp_valid.q.val() & self.bp_same_set.q.val() & (self.bp_way.q.val().index() == w)
-            {
-                self.way_hit[w].next = self.bp_insert.q.val() & self.bp_same_key.q.val();
+            self.s2_entry_valid[w].clock.next = self.clock.val();
+            self.s2_entry_valid[w].d.next = self.ways[w].read_data.val().get_bit(128);
+            for c in 0..4 {
+                self.s2_eq[4 * w + c].clock.next = self.clock.val();
+                self.s2_eq[4 * w + c].d.next =
+                    self.ways[w].read_data.val().get_bits::<32>(32 * c)
+                        == self.s1_key.q.val().get_bits::<32>(32 * c);
+            }
+            self.s2_sel_b[w].clock.next = self.clock.val();
+            self.s2_sel_b[w].d.next = self.bp_we[w].q.val() & self.s1_same_set_b.q.val();
+        }
+        // What B's write makes of the way it wrote.
+        self.s2_b_hit.d.next = self.bp_insert.q.val() & self.s1_same_key_b.q.val();
+        self.s2_b_free.d.next = !self.bp_insert.q.val();
+        self.s2_valid.d.next = self.s1_valid.q.val();
+        self.s2_op.d.next = self.s1_op.q.val();
+        self.s2_key.d.next = self.s1_key.q.val();
+        self.s2_set.d.next = self.s1_set.q.val();
+        self.s2_same_set_a.d.next = self.s1_same_set_a.q.val();
+        self.s2_same_key_a.d.next = self.s1_same_key_a.q.val();
+
+        // ---- cycle 2: A's write, then the decision ----
+        for w in 0..4 {
+            self.raw_hit[w].next = self.s2_entry_valid[w].q.val()
+                & self.s2_eq[4 * w].q.val()
+                & self.s2_eq[4 * w + 1].q.val()
+                & self.s2_eq[4 * w + 2].q.val()
+                & self.s2_eq[4 * w + 3].q.val();
+            self.way_hit[w].next = self.raw_hit[w].val();
+            self.way_free[w].next = !self.s2_entry_valid[w].q.val();
+            if self.s2_sel_b[w].q.val() {
+                self.way_hit[w].next = self.s2_b_hit.q.val();
+                self.way_free[w].next = self.s2_b_free.q.val();
+            }
+            if self.bp_we[w].q.val() & self.s2_same_set_a.q.val() {
+                self.way_hit[w].next = self.bp_insert.q.val() & self.s2_same_key_a.q.val();
                 self.way_free[w].next = !self.bp_insert.q.val();
             }
         }
@@ -452,47 +529,51 @@ impl Logic for RpcTable {
         } else {
             self.free_way.next = 3.into();
         }
-        self.op_insert.next = self.s1_valid.q.val() & (self.s1_op.q.val() == 1);
-        self.op_remove.next = self.s1_valid.q.val() & (self.s1_op.q.val() == 2);
+        self.op_insert.next = self.s2_valid.q.val() & (self.s2_op.q.val() == 1);
+        self.op_remove.next = self.s2_valid.q.val() & (self.s2_op.q.val() == 2);
         self.do_insert.next = self.op_insert.val() & !self.hit.val() & self.any_free.val();
         self.do_remove.next = self.op_remove.val() & self.hit.val();
         self.wr_way.next = self.hit_way.val();
-        self.wr_data.next = bit_cast::<129, 128>(self.s1_key.q.val());
+        self.wr_data.next = bit_cast::<129, 128>(self.s2_key.q.val());
         if self.do_insert.val() {
             self.wr_way.next = self.free_way.val();
-            self.wr_data.next = self.valid_bit.val() | bit_cast::<129, 128>(self.s1_key.q.val());
+            self.wr_data.next = self.valid_bit.val() | bit_cast::<129, 128>(self.s2_key.q.val());
         }
 
         // The write: the request's, or the sweep's (every way, valid bit 0;
-        // no request is in cycle 1 during the sweep).
+        // no request is in flight during the sweep).
         for w in 0..4 {
-            self.ways[w].write_address.next = self.s1_set.q.val();
+            self.ways[w].write_address.next = self.s2_set.q.val();
             self.ways[w].write_data.next = self.wr_data.val();
             self.ways[w].write_enable.next =
                 (self.do_insert.val() | self.do_remove.val()) & (self.wr_way.val().index() == w);
+            self.bp_we[w].clock.next = self.clock.val();
+            self.bp_we[w].d.next =
+                (self.do_insert.val() | self.do_remove.val()) & (self.wr_way.val().index() == w);
+            if self.reset.val() {
+                self.bp_we[w].d.next = false;
+            }
             if self.clearing.q.val() {
                 self.ways[w].write_address.next = self.clear_set.q.val();
-                self.ways[w].write_data.next = bit_cast::<129, 128>(self.s1_key.q.val());
+                self.ways[w].write_data.next = bit_cast::<129, 128>(self.s2_key.q.val());
                 self.ways[w].write_enable.next = true;
             }
         }
-        self.bp_valid.d.next = self.do_insert.val() | self.do_remove.val();
-        self.bp_way.d.next = self.wr_way.val();
         self.bp_insert.d.next = self.do_insert.val();
 
         // ---- the response and the count, registered with the write ----
-        self.rsp_valid.d.next = self.s1_valid.q.val();
-        self.rsp_op.d.next = self.s1_op.q.val();
-        self.rsp_hit.d.next = self.s1_valid.q.val() & self.hit.val();
+        self.rsp_valid.d.next = self.s2_valid.q.val();
+        self.rsp_op.d.next = self.s2_op.q.val();
+        self.rsp_hit.d.next = self.s2_valid.q.val() & self.hit.val();
         self.rsp_inserted.d.next = self.do_insert.val();
         self.rsp_full.d.next = self.op_insert.val() & !self.hit.val() & !self.any_free.val();
         self.rsp_slot.d.next = 0.into();
-        if self.s1_valid.q.val() & self.hit.val() {
-            self.rsp_slot.d.next = (bit_cast::<10, 8>(self.s1_set.q.val()) << 2)
-                | bit_cast::<10, 2>(self.hit_way.val());
+        if self.s2_valid.q.val() & self.hit.val() {
+            self.rsp_slot.d.next = (bit_cast::<14, 12>(self.s2_set.q.val()) << 2)
+                | bit_cast::<14, 2>(self.hit_way.val());
         } else if self.do_insert.val() {
-            self.rsp_slot.d.next = (bit_cast::<10, 8>(self.s1_set.q.val()) << 2)
-                | bit_cast::<10, 2>(self.free_way.val());
+            self.rsp_slot.d.next = (bit_cast::<14, 12>(self.s2_set.q.val()) << 2)
+                | bit_cast::<14, 2>(self.free_way.val());
         }
         if self.do_insert.val() {
             self.count.d.next = self.count.q.val() + 1;
@@ -504,7 +585,7 @@ impl Logic for RpcTable {
         // ---- the sweep, and reset ----
         if self.clearing.q.val() {
             self.clear_set.d.next = self.clear_set.q.val() + 1;
-            if self.clear_set.q.val() == 255 {
+            if self.clear_set.q.val() == 4095 {
                 self.clearing.d.next = false;
             }
         }
@@ -512,7 +593,7 @@ impl Logic for RpcTable {
             self.clearing.d.next = true;
             self.clear_set.d.next = 0.into();
             self.s1_valid.d.next = false;
-            self.bp_valid.d.next = false;
+            self.s2_valid.d.next = false;
             self.rsp_valid.d.next = false;
             self.rsp_hit.d.next = false;
             self.rsp_inserted.d.next = false;
@@ -560,7 +641,7 @@ mod tests {
         }
         assert!(
             seen.iter().all(|&s| s),
-            "256 consecutive client ids cover all sets"
+            "4,096 consecutive client ids cover all sets"
         );
     }
 }

@@ -112,6 +112,8 @@ const CLEAN: u64 = 7;
 const FIFO: u64 = 8;
 const FIFO_READ: u64 = 9;
 const PARAMS: u64 = 10;
+const READ2: u64 = 11;
+const FIFO_GRANT: u64 = 12;
 
 /// Where a message's candidacy lives (state RAM `where` field).
 // 0: not a candidate (no tree leaf, not active).
@@ -214,6 +216,45 @@ pub struct GrantScheduler {
     oldest_tree: WinnerTree,
     /// Per slot: the message's state.
     state_ram: RAM<Bits<ST_BITS>, SLOT_BITS>,
+    /// The trees' update ports, registered (`ct_*`/`ot_*` are what the FSM
+    /// asks for this cycle; the trees see it one cycle later).
+    ct_valid: Signal<Local, bool>,
+    ct_index: Signal<Local, Bits<SLOT_BITS>>,
+    ct_present: Signal<Local, bool>,
+    ct_rank: Signal<Local, Bits<LEN_BITS>>,
+    ct_age: Signal<Local, Bits<32>>,
+    ot_valid: Signal<Local, bool>,
+    ot_index: Signal<Local, Bits<SLOT_BITS>>,
+    ot_present: Signal<Local, bool>,
+    ot_age: Signal<Local, Bits<32>>,
+    ctq_valid: DFF<bool>,
+    ctq_index: DFF<Bits<SLOT_BITS>>,
+    ctq_present: DFF<bool>,
+    ctq_rank: DFF<Bits<LEN_BITS>>,
+    ctq_age: DFF<Bits<32>>,
+    otq_valid: DFF<bool>,
+    otq_index: DFF<Bits<SLOT_BITS>>,
+    otq_present: DFF<bool>,
+    otq_age: DFF<Bits<32>>,
+    /// Both trees have taken every update asked of them and settled.
+    settled: Signal<Local, bool>,
+    /// The state RAM's output, registered (READ2, FIFO_GRANT).
+    r_st: DFF<Bits<ST_BITS>>,
+    r_present: Signal<Local, bool>,
+    r_where: Signal<Local, Bits<2>>,
+    r_st_len: Signal<Local, Bits<LEN_BITS>>,
+    r_st_grt: Signal<Local, Bits<LEN_BITS>>,
+    /// READ's results, registered for READ2: the `n_*` values below.
+    r_len: DFF<Bits<LEN_BITS>>,
+    r_birth: DFF<Bits<32>>,
+    r_grt: DFF<Bits<LEN_BITS>>,
+    r_rem: DFF<Bits<LEN_BITS>>,
+    r_gone: DFF<bool>,
+    r_ignore: DFF<bool>,
+    r_wanted: DFF<bool>,
+    r_cold: DFF<Bits<32>>,
+    /// FIFO_READ: min(bytes not yet granted, fifo_grant_increment).
+    r_finc: DFF<Bits<32>>,
 
     fsm: DFF<Bits<4>>,
     /// The last full pass ended with no room left: an active message may be
@@ -462,6 +503,8 @@ pub struct GrantScheduler {
     st_fifo: Constant<Bits<4>>,
     st_fifo_read: Constant<Bits<4>>,
     st_params: Constant<Bits<4>>,
+    st_read2: Constant<Bits<4>>,
+    st_fifo_grant: Constant<Bits<4>>,
     /// State RAM entry fields: `where` = active / tree, its mask cleared,
     /// present, and the granted field cleared.
     where_active: Constant<Bits<ST_BITS>>,
@@ -518,6 +561,39 @@ impl Default for GrantScheduler {
             cand_tree: WinnerTree::default(),
             oldest_tree: WinnerTree::default(),
             state_ram: Default::default(),
+            ct_valid: Default::default(),
+            ct_index: Default::default(),
+            ct_present: Default::default(),
+            ct_rank: Default::default(),
+            ct_age: Default::default(),
+            ot_valid: Default::default(),
+            ot_index: Default::default(),
+            ot_present: Default::default(),
+            ot_age: Default::default(),
+            ctq_valid: Default::default(),
+            ctq_index: Default::default(),
+            ctq_present: Default::default(),
+            ctq_rank: Default::default(),
+            ctq_age: Default::default(),
+            otq_valid: Default::default(),
+            otq_index: Default::default(),
+            otq_present: Default::default(),
+            otq_age: Default::default(),
+            settled: Default::default(),
+            r_st: Default::default(),
+            r_present: Default::default(),
+            r_where: Default::default(),
+            r_st_len: Default::default(),
+            r_st_grt: Default::default(),
+            r_len: Default::default(),
+            r_birth: Default::default(),
+            r_grt: Default::default(),
+            r_rem: Default::default(),
+            r_gone: Default::default(),
+            r_ignore: Default::default(),
+            r_wanted: Default::default(),
+            r_cold: Default::default(),
+            r_finc: Default::default(),
             fsm: Default::default(),
             pass_capped: Default::default(),
             pass_owes: Default::default(),
@@ -705,6 +781,8 @@ impl Default for GrantScheduler {
             st_fifo: Constant::new(FIFO.into()),
             st_fifo_read: Constant::new(FIFO_READ.into()),
             st_params: Constant::new(PARAMS.into()),
+            st_read2: Constant::new(READ2.into()),
+            st_fifo_grant: Constant::new(FIFO_GRANT.into()),
             where_active: Constant::new(Bits::<ST_BITS>::from(WHERE_ACTIVE) << 92),
             where_tree: Constant::new(Bits::<ST_BITS>::from(WHERE_TREE) << 92),
             where_clear: Constant::new(!(Bits::<ST_BITS>::from(3u64) << 92)),
@@ -824,7 +902,26 @@ impl Logic for GrantScheduler {
             pr_q,
             gq_rd,
             gq_wr,
-            gq_count
+            gq_count,
+            ctq_valid,
+            ctq_index,
+            ctq_present,
+            ctq_rank,
+            ctq_age,
+            otq_valid,
+            otq_index,
+            otq_present,
+            otq_age,
+            r_st,
+            r_len,
+            r_birth,
+            r_grt,
+            r_rem,
+            r_gone,
+            r_ignore,
+            r_wanted,
+            r_cold,
+            r_finc
         );
         clock!(self, clock, cand_tree, oldest_tree);
         for k in 0..8 {
@@ -849,16 +946,31 @@ impl Logic for GrantScheduler {
         self.state_ram.write_enable.next = false;
         self.state_ram.write_address.next = self.e_slot.q.val();
         self.state_ram.write_data.next = 0.into();
-        self.cand_tree.s_valid.next = false;
-        self.cand_tree.s_index.next = self.e_slot.q.val();
-        self.cand_tree.s_present.next = false;
-        self.cand_tree.s_rank.next = 0.into();
-        self.cand_tree.s_age.next = 0.into();
-        self.oldest_tree.s_valid.next = false;
-        self.oldest_tree.s_index.next = self.e_slot.q.val();
-        self.oldest_tree.s_present.next = false;
+        self.ct_valid.next = false;
+        self.ct_index.next = self.e_slot.q.val();
+        self.ct_present.next = false;
+        self.ct_rank.next = 0.into();
+        self.ct_age.next = 0.into();
+        self.ot_valid.next = false;
+        self.ot_index.next = self.e_slot.q.val();
+        self.ot_present.next = false;
+        self.ot_age.next = 0.into();
+
+        // The trees take what was asked of them in the last cycle.
+        self.cand_tree.s_valid.next = self.ctq_valid.q.val();
+        self.cand_tree.s_index.next = self.ctq_index.q.val();
+        self.cand_tree.s_present.next = self.ctq_present.q.val();
+        self.cand_tree.s_rank.next = self.ctq_rank.q.val();
+        self.cand_tree.s_age.next = self.ctq_age.q.val();
+        self.oldest_tree.s_valid.next = self.otq_valid.q.val();
+        self.oldest_tree.s_index.next = self.otq_index.q.val();
+        self.oldest_tree.s_present.next = self.otq_present.q.val();
         self.oldest_tree.s_rank.next = 0.into();
-        self.oldest_tree.s_age.next = 0.into();
+        self.oldest_tree.s_age.next = self.otq_age.q.val();
+        self.settled.next = self.cand_tree.m_settled.val()
+            & self.oldest_tree.m_settled.val()
+            & !self.ctq_valid.q.val()
+            & !self.otq_valid.q.val();
 
         // ---- the active set, position by position ----
         self.m_cfg.next = self.cfg_max_overcommit.val();
@@ -916,26 +1028,42 @@ impl Logic for GrantScheduler {
         if self.st_present.val() & (self.st_grt.val() > self.st_rcv.val()) {
             self.contrib_old.next = bit_cast::<32, 20>(self.st_grt.val() - self.st_rcv.val());
         }
+        // Registered at every edge; meaningful in READ2 after READ.
+        self.r_st.d.next = self.st.val();
+        self.r_len.d.next = self.n_len.val();
+        self.r_birth.d.next = self.n_birth.val();
+        self.r_grt.d.next = self.n_grt.val();
+        self.r_rem.d.next = self.n_rem.val();
+        self.r_gone.d.next = self.n_gone.val();
+        self.r_ignore.d.next = self.n_ignore.val();
+        self.r_wanted.d.next = self.n_wanted.val();
+        self.r_cold.d.next = self.contrib_old.val();
+        self.r_present.next = self.r_st.q.val().get_bit(94);
+        self.r_where.next = self.r_st.q.val().get_bits::<2>(92);
+        self.r_st_len.next = self.r_st.q.val().get_bits::<20>(72);
+        self.r_st_grt.next = self.r_st.q.val().get_bits::<20>(32);
+
+        // ---- READ2: the decision's inputs, from READ's registered results ----
         self.contrib_new.next = 0.into();
-        if !self.n_gone.val() & (self.n_grt.val() > self.e_rcv.q.val()) {
-            self.contrib_new.next = bit_cast::<32, 20>(self.n_grt.val() - self.e_rcv.q.val());
+        if !self.r_gone.q.val() & (self.r_grt.q.val() > self.e_rcv.q.val()) {
+            self.contrib_new.next = bit_cast::<32, 20>(self.r_grt.q.val() - self.e_rcv.q.val());
         }
-        self.w_age.next = self.n_birth.val() - self.worst_ent.val().get_bits::<32>(0);
-        self.beats_worst.next = (self.n_rem.val() < self.worst_ent.val().get_bits::<20>(32))
-            | ((self.n_rem.val() == self.worst_ent.val().get_bits::<20>(32))
+        self.w_age.next = self.r_birth.q.val() - self.worst_ent.val().get_bits::<32>(0);
+        self.beats_worst.next = (self.r_rem.q.val() < self.worst_ent.val().get_bits::<20>(32))
+            | ((self.r_rem.q.val() == self.worst_ent.val().get_bits::<20>(32))
                 & self.w_age.val().get_bit(31));
         // birth [31:0], rem [51:32], grt [71:52], rcv [91:72], len [111:92], slot [125:112]
-        self.n_ent.next = bit_cast::<126, 32>(self.n_birth.val())
-            | (bit_cast::<126, 20>(self.n_rem.val()) << 32)
-            | (bit_cast::<126, 20>(self.n_grt.val()) << 52)
+        self.n_ent.next = bit_cast::<126, 32>(self.r_birth.q.val())
+            | (bit_cast::<126, 20>(self.r_rem.q.val()) << 32)
+            | (bit_cast::<126, 20>(self.r_grt.q.val()) << 52)
             | (bit_cast::<126, 20>(self.e_rcv.q.val()) << 72)
-            | (bit_cast::<126, 20>(self.n_len.val()) << 92)
+            | (bit_cast::<126, 20>(self.r_len.q.val()) << 92)
             | (bit_cast::<126, 14>(self.e_slot.q.val()) << 112);
         // birth [31:0], grt [51:32], rcv [71:52], len [91:72], where [93:92], present [94]
-        self.st_new.next = bit_cast::<95, 32>(self.n_birth.val())
-            | (bit_cast::<95, 20>(self.n_grt.val()) << 32)
+        self.st_new.next = bit_cast::<95, 32>(self.r_birth.q.val())
+            | (bit_cast::<95, 20>(self.r_grt.q.val()) << 32)
             | (bit_cast::<95, 20>(self.e_rcv.q.val()) << 52)
-            | (bit_cast::<95, 20>(self.n_len.val()) << 72)
+            | (bit_cast::<95, 20>(self.r_len.q.val()) << 72)
             | self.present_bit.val();
 
         // ---- MOVE1: where the new entry goes among the survivors ----
@@ -1143,27 +1271,28 @@ impl Logic for GrantScheduler {
         // ---- FIFO grant arithmetic (state RAM output = the oldest's state) ----
         self.fifo_on.next =
             (self.cfg_grant_fifo_fraction.val() != 0) & (self.cfg_grant_fifo_fraction.val() < 1000);
+        // FIFO_READ: what the oldest may get at most; FIFO_GRANT: room too.
         self.ff_left.next = bit_cast::<32, 20>(self.st_len.val() - self.st_grt.val());
-        self.fifo_inc.next = bit_cast::<32, 20>(self.cfg_fifo_grant_increment.val());
-        if self.ff_left.val() < self.fifo_inc.val() {
-            self.fifo_inc.next = self.ff_left.val();
+        self.r_finc.d.next = bit_cast::<32, 20>(self.cfg_fifo_grant_increment.val());
+        if self.ff_left.val() < bit_cast::<32, 20>(self.cfg_fifo_grant_increment.val()) {
+            self.r_finc.d.next = self.ff_left.val();
         }
-        if self.room.val() < self.fifo_inc.val() {
+        self.fifo_inc.next = self.r_finc.q.val();
+        if self.room.val() < self.r_finc.q.val() {
             self.fifo_inc.next = self.room.val();
         }
-        self.ff_new.next = self.st_grt.val() + self.fifo_inc.val().get_bits::<20>(0);
+        self.ff_new.next = self.r_st_grt.val() + self.fifo_inc.val().get_bits::<20>(0);
 
         // ---- READ's shortcut: no pass when it could grant nothing ----
-        self.total_new.next = self.total.q.val() - self.contrib_old.val() + self.contrib_new.val();
+        self.total_new.next = self.total.q.val() - self.r_cold.q.val() + self.contrib_new.val();
         self.fifo_due.next =
             self.fifo_on.val() & (self.srpt_granted.q.val() >= self.fifo_threshold.q.val());
-        self.skip_pass.next = !(self.st_present.val()
-            & (self.st_where.val() == self.w2_active.val()))
-            & !(self.n_wanted.val() & (!self.full.val() | self.beats_worst.val()))
+        self.skip_pass.next = !(self.r_present.val() & (self.r_where.val() == self.w2_active.val()))
+            & !(self.r_wanted.q.val() & (!self.full.val() | self.beats_worst.val()))
             & !self.fifo_due.val()
             & !self.pass_owes.q.val()
             & (!self.pass_capped.q.val()
-                | (self.contrib_new.val() >= self.contrib_old.val())
+                | (self.contrib_new.val() >= self.r_cold.q.val())
                 | (self.total_new.val() >= self.cfg_max_incoming.val()));
 
         // ---- derived parameters ----
@@ -1236,6 +1365,9 @@ impl Logic for GrantScheduler {
                 self.fsm.d.next = self.st_read.val();
             }
         } else if self.fsm.q.val() == self.st_read.val() {
+            // The state RAM's entry is out: READ's results are registered.
+            self.fsm.d.next = self.st_read2.val();
+        } else if self.fsm.q.val() == self.st_read2.val() {
             self.post_sweep.d.next = false;
             self.mv_rm.d.next = self.idx[8].val();
             self.mv_ins.d.next = false;
@@ -1243,33 +1375,33 @@ impl Logic for GrantScheduler {
             self.mv_demote.d.next = false;
             self.mv_next.d.next = self.st_refill.val();
             self.fsm.d.next = self.st_refill.val();
-            if self.n_ignore.val() {
+            if self.r_ignore.q.val() {
                 self.fsm.d.next = self.st_idle.val();
             } else {
                 self.total.d.next = self.total_new.val();
-                if !self.st_present.val() {
+                if !self.r_present.val() {
                     self.birth_ctr.d.next = self.birth_ctr.q.val() + 1;
                 }
                 self.state_ram.write_enable.next = true;
                 self.state_ram.write_address.next = self.e_slot.q.val();
                 self.state_ram.write_data.next = 0.into();
-                self.cand_tree.s_index.next = self.e_slot.q.val();
-                self.oldest_tree.s_index.next = self.e_slot.q.val();
-                self.cand_tree.s_rank.next = self.n_rem.val();
-                self.cand_tree.s_age.next = self.n_birth.val();
-                self.oldest_tree.s_age.next = self.n_birth.val();
-                if self.st_present.val() & (self.st_where.val() == self.w2_active.val()) {
+                self.ct_index.next = self.e_slot.q.val();
+                self.ot_index.next = self.e_slot.q.val();
+                self.ct_rank.next = self.r_rem.q.val();
+                self.ct_age.next = self.r_birth.q.val();
+                self.ot_age.next = self.r_birth.q.val();
+                if self.r_present.val() & (self.r_where.val() == self.w2_active.val()) {
                     // In the active set: it moves up, or leaves.
                     self.mv_rm.d.next = self.hit_pos.val();
                     self.fsm.d.next = self.st_move1.val();
-                    if self.n_wanted.val() {
+                    if self.r_wanted.q.val() {
                         self.mv_ins.d.next = true;
                         self.state_ram.write_data.next =
                             self.st_new.val() | self.where_active.val();
-                    } else if !self.n_gone.val() {
+                    } else if !self.r_gone.q.val() {
                         self.state_ram.write_data.next = self.st_new.val();
                     }
-                } else if self.n_wanted.val() & (!self.full.val() | self.beats_worst.val()) {
+                } else if self.r_wanted.q.val() & (!self.full.val() | self.beats_worst.val()) {
                     // Promoted: into the active set, the worst (if full) out.
                     self.mv_ins.d.next = true;
                     self.fsm.d.next = self.st_move1.val();
@@ -1278,30 +1410,30 @@ impl Logic for GrantScheduler {
                         self.mv_rm.d.next = self.m_cfg.val() - 1;
                     }
                     self.state_ram.write_data.next = self.st_new.val() | self.where_active.val();
-                    if self.st_present.val() & (self.st_where.val() == self.w2_tree.val()) {
-                        self.cand_tree.s_valid.next = true;
-                        self.oldest_tree.s_valid.next = true;
+                    if self.r_present.val() & (self.r_where.val() == self.w2_tree.val()) {
+                        self.ct_valid.next = true;
+                        self.ot_valid.next = true;
                     }
-                } else if self.n_wanted.val() {
+                } else if self.r_wanted.q.val() {
                     // A tree leaf: its key changes (or it arrives).
                     if self.skip_pass.val() {
                         self.fsm.d.next = self.st_idle.val();
                     }
-                    self.cand_tree.s_valid.next = true;
-                    self.cand_tree.s_present.next = true;
-                    self.oldest_tree.s_valid.next = true;
-                    self.oldest_tree.s_present.next = true;
+                    self.ct_valid.next = true;
+                    self.ct_present.next = true;
+                    self.ot_valid.next = true;
+                    self.ot_present.next = true;
                     self.state_ram.write_data.next = self.st_new.val() | self.where_tree.val();
                 } else {
                     // Not (or no longer) a candidate.
                     if self.skip_pass.val() {
                         self.fsm.d.next = self.st_idle.val();
                     }
-                    if self.st_present.val() & (self.st_where.val() == self.w2_tree.val()) {
-                        self.cand_tree.s_valid.next = true;
-                        self.oldest_tree.s_valid.next = true;
+                    if self.r_present.val() & (self.r_where.val() == self.w2_tree.val()) {
+                        self.ct_valid.next = true;
+                        self.ot_valid.next = true;
                     }
-                    if !self.n_gone.val() {
+                    if !self.r_gone.q.val() {
                         self.state_ram.write_data.next = self.st_new.val();
                     }
                 }
@@ -1313,15 +1445,15 @@ impl Logic for GrantScheduler {
             }
             if self.mv_demote.q.val() {
                 // The worst active entry becomes a tree leaf.
-                self.cand_tree.s_valid.next = true;
-                self.cand_tree.s_present.next = true;
-                self.cand_tree.s_index.next = self.mv_rm_ent.val().get_bits::<14>(112);
-                self.cand_tree.s_rank.next = self.mv_rm_ent.val().get_bits::<20>(32);
-                self.cand_tree.s_age.next = self.mv_rm_ent.val().get_bits::<32>(0);
-                self.oldest_tree.s_valid.next = true;
-                self.oldest_tree.s_present.next = true;
-                self.oldest_tree.s_index.next = self.mv_rm_ent.val().get_bits::<14>(112);
-                self.oldest_tree.s_age.next = self.mv_rm_ent.val().get_bits::<32>(0);
+                self.ct_valid.next = true;
+                self.ct_present.next = true;
+                self.ct_index.next = self.mv_rm_ent.val().get_bits::<14>(112);
+                self.ct_rank.next = self.mv_rm_ent.val().get_bits::<20>(32);
+                self.ct_age.next = self.mv_rm_ent.val().get_bits::<32>(0);
+                self.ot_valid.next = true;
+                self.ot_present.next = true;
+                self.ot_index.next = self.mv_rm_ent.val().get_bits::<14>(112);
+                self.ot_age.next = self.mv_rm_ent.val().get_bits::<32>(0);
                 self.state_ram.write_enable.next = true;
                 self.state_ram.write_address.next = self.mv_rm_ent.val().get_bits::<14>(112);
                 self.state_ram.write_data.next =
@@ -1357,17 +1489,12 @@ impl Logic for GrantScheduler {
             }
             self.fsm.d.next = self.mv_next.q.val();
         } else if self.fsm.q.val() == self.st_refill.val() {
-            if !self.full.val()
-                & self.cand_tree.m_settled.val()
-                & self.oldest_tree.m_settled.val()
-                & self.cand_tree.m_present.val()
+            if !self.full.val() & self.settled.val() & self.cand_tree.m_present.val()
             {
                 self.refill_slot.d.next = self.cand_tree.m_index.val();
                 self.state_ram.read_address.next = self.cand_tree.m_index.val();
                 self.fsm.d.next = self.st_refill_read.val();
-            } else if self.full.val()
-                | (self.cand_tree.m_settled.val() & self.oldest_tree.m_settled.val())
-            {
+            } else if self.full.val() | self.settled.val() {
                 // The active set is as it must be.
                 if self.post_sweep.q.val() {
                     self.fsm.d.next = self.st_fifo.val();
@@ -1391,10 +1518,10 @@ impl Logic for GrantScheduler {
             self.mv_new.d.next = self.rf_ent.val();
             self.mv_demote.d.next = false;
             self.mv_next.d.next = self.st_refill.val();
-            self.cand_tree.s_valid.next = true;
-            self.cand_tree.s_index.next = self.refill_slot.q.val();
-            self.oldest_tree.s_valid.next = true;
-            self.oldest_tree.s_index.next = self.refill_slot.q.val();
+            self.ct_valid.next = true;
+            self.ct_index.next = self.refill_slot.q.val();
+            self.ot_valid.next = true;
+            self.ot_index.next = self.refill_slot.q.val();
             self.state_ram.write_enable.next = true;
             self.state_ram.write_address.next = self.refill_slot.q.val();
             self.state_ram.write_data.next =
@@ -1463,7 +1590,7 @@ impl Logic for GrantScheduler {
             if !self.fifo_due.val() {
                 self.fsm.d.next = self.st_idle.val();
                 self.pass_ended.d.next = true;
-            } else if self.cand_tree.m_settled.val() & self.oldest_tree.m_settled.val() {
+            } else if self.settled.val() {
                 if self.oldest_tree.m_present.val() {
                     self.fifo_slot.d.next = self.oldest_tree.m_index.val();
                     self.state_ram.read_address.next = self.oldest_tree.m_index.val();
@@ -1477,6 +1604,9 @@ impl Logic for GrantScheduler {
                 }
             }
         } else if self.fsm.q.val() == self.st_fifo_read.val() {
+            // The oldest's state is out of the RAM: registered for FIFO_GRANT.
+            self.fsm.d.next = self.st_fifo_grant.val();
+        } else if self.fsm.q.val() == self.st_fifo_grant.val() {
             self.fsm.d.next = self.st_idle.val();
             self.pass_ended.d.next = true;
             if self.room.val() != 0 {
@@ -1489,18 +1619,18 @@ impl Logic for GrantScheduler {
                     | self.gq_fifo_bit.val();
                 self.state_ram.write_enable.next = true;
                 self.state_ram.write_address.next = self.fifo_slot.q.val();
-                self.state_ram.write_data.next = (self.st.val() & self.grt_clear.val())
+                self.state_ram.write_data.next = (self.r_st.q.val() & self.grt_clear.val())
                     | (bit_cast::<95, 20>(self.ff_new.val()) << 32);
-                if self.ff_new.val() == self.st_len.val() {
+                if self.ff_new.val() == self.r_st_len.val() {
                     // Fully granted: out of the trees, no longer a candidate.
-                    self.state_ram.write_data.next = (self.st.val()
+                    self.state_ram.write_data.next = (self.r_st.q.val()
                         & !(bit_cast::<95, 20>(0xf_ffff.into()) << 32)
                         & self.where_clear.val())
                         | (bit_cast::<95, 20>(self.ff_new.val()) << 32);
-                    self.cand_tree.s_valid.next = true;
-                    self.cand_tree.s_index.next = self.fifo_slot.q.val();
-                    self.oldest_tree.s_valid.next = true;
-                    self.oldest_tree.s_index.next = self.fifo_slot.q.val();
+                    self.ct_valid.next = true;
+                    self.ct_index.next = self.fifo_slot.q.val();
+                    self.ot_valid.next = true;
+                    self.ot_index.next = self.fifo_slot.q.val();
                 }
             }
         } else if self.fsm.q.val() == self.st_params.val() {
@@ -1541,6 +1671,17 @@ impl Logic for GrantScheduler {
             self.fsm.d.next = self.st_idle.val();
         }
 
+        // ---- the trees' update ports ----
+        self.ctq_valid.d.next = self.ct_valid.val();
+        self.ctq_index.d.next = self.ct_index.val();
+        self.ctq_present.d.next = self.ct_present.val();
+        self.ctq_rank.d.next = self.ct_rank.val();
+        self.ctq_age.d.next = self.ct_age.val();
+        self.otq_valid.d.next = self.ot_valid.val();
+        self.otq_index.d.next = self.ot_index.val();
+        self.otq_present.d.next = self.ot_present.val();
+        self.otq_age.d.next = self.ot_age.val();
+
         // ---- grant queue bookkeeping ----
         if self.gq_push.val() {
             for k in 0..16 {
@@ -1565,8 +1706,7 @@ impl Logic for GrantScheduler {
         self.active_count.next = self.a_n.q.val();
         self.idle.next = (self.fsm.q.val() == self.st_idle.val())
             & self.cfg_ok.val()
-            & self.cand_tree.m_settled.val()
-            & self.oldest_tree.m_settled.val();
+            & self.settled.val();
 
         // ---- reset ----
         if self.reset.val() {
@@ -1584,6 +1724,8 @@ impl Logic for GrantScheduler {
             self.gq_count.d.next = 0.into();
             self.sw_feeding.d.next = false;
             self.p1_valid.d.next = false;
+            self.ctq_valid.d.next = false;
+            self.otq_valid.d.next = false;
         }
     }
 }

@@ -6,7 +6,9 @@
 //! It watches the RX stream beside the parser. An ARP packet over Ethernet
 //! ends at byte 42, inside a frame's first beat, so one beat tells all: an
 //! ARP request (IPv4 over Ethernet) whose target is `local_ip` latches the
-//! requester's MAC and IPv4 address, and the reply, a one-beat 60-byte frame
+//! requester's MAC and IPv4 address (one cycle after the beat: the field
+//! compares are registered first, in three groups, so that neither the
+//! compares nor the latch decision is deeper than a few LUT levels), and the reply, a one-beat 60-byte frame
 //! built from those and `local_mac`, waits on `m_axis_*` until the MAC takes
 //! it. One reply is held at a time; a request that arrives while one waits
 //! replaces it (ARP retries, so answering the latest asker is enough) and
@@ -63,6 +65,15 @@ pub struct ArpResponder {
     reply_count: DFF<Bits<32>>,
     replaced_count: DFF<Bits<32>>,
     is_request: Signal<Local, bool>,
+    /// The beat seen last cycle: valid and the first of a frame; its ARP
+    /// header fields (all but the target address), target address and
+    /// lanes are those of a request for us; its sender's MAC and address.
+    c1_first: DFF<bool>,
+    c1_header_ok: DFF<bool>,
+    c1_target_ok: DFF<bool>,
+    c1_keep_ok: DFF<bool>,
+    c1_sha: DFF<Bits<48>>,
+    c1_spa: DFF<Bits<32>>,
     /// The reply, big-endian (byte 0 in bits 511:504), before swapping.
     reply: Signal<Local, Bits<512>>,
     at_ethertype: Constant<Bits<16>>,
@@ -118,6 +129,12 @@ impl Default for ArpResponder {
             reply_count: Default::default(),
             replaced_count: Default::default(),
             is_request: Default::default(),
+            c1_first: Default::default(),
+            c1_header_ok: Default::default(),
+            c1_target_ok: Default::default(),
+            c1_keep_ok: Default::default(),
+            c1_sha: Default::default(),
+            c1_spa: Default::default(),
             reply: Default::default(),
             at_ethertype: lsb(0, eth::ETHERTYPE),
             at_htype: lsb(a, arp::HTYPE),
@@ -155,19 +172,27 @@ impl Logic for ArpResponder {
             peer_mac,
             peer_ip,
             reply_count,
-            replaced_count
+            replaced_count,
+            c1_first,
+            c1_header_ok,
+            c1_target_ok,
+            c1_keep_ok,
+            c1_sha,
+            c1_spa
         );
         self.swap_in.beat.next = self.s_axis_tdata.val();
 
-        // A first beat holding a whole ARP request for our address.
-        self.is_request.next = self.at_start.q.val()
-            & ((self.s_axis_tkeep.val() & self.min_keep.val()) == self.min_keep.val())
-            & (self
-                .swap_in
-                .swapped
-                .val()
-                .get_bits::<16>(self.at_ethertype.val().index())
-                == self.ethertype_arp.val())
+        // A first beat holding a whole ARP request for our address: the
+        // compares, registered; then the decision on them.
+        self.c1_first.d.next = self.s_axis_tvalid.val() & self.at_start.q.val();
+        self.c1_keep_ok.d.next =
+            (self.s_axis_tkeep.val() & self.min_keep.val()) == self.min_keep.val();
+        self.c1_header_ok.d.next = (self
+            .swap_in
+            .swapped
+            .val()
+            .get_bits::<16>(self.at_ethertype.val().index())
+            == self.ethertype_arp.val())
             & (self
                 .swap_in
                 .swapped
@@ -197,30 +222,36 @@ impl Logic for ArpResponder {
                 .swapped
                 .val()
                 .get_bits::<16>(self.at_oper.val().index())
-                == self.oper_request.val())
-            & (self
-                .swap_in
-                .swapped
-                .val()
-                .get_bits::<32>(self.at_tpa.val().index())
-                == self.local_ip.val());
+                == self.oper_request.val());
+        self.c1_target_ok.d.next = self
+            .swap_in
+            .swapped
+            .val()
+            .get_bits::<32>(self.at_tpa.val().index())
+            == self.local_ip.val();
+        self.c1_sha.d.next = self
+            .swap_in
+            .swapped
+            .val()
+            .get_bits::<48>(self.at_sha.val().index());
+        self.c1_spa.d.next = self
+            .swap_in
+            .swapped
+            .val()
+            .get_bits::<32>(self.at_spa.val().index());
         if self.s_axis_tvalid.val() {
             self.at_start.d.next = self.s_axis_tlast.val();
-            if self.is_request.val() {
-                self.peer_mac.d.next = self
-                    .swap_in
-                    .swapped
-                    .val()
-                    .get_bits::<48>(self.at_sha.val().index());
-                self.peer_ip.d.next = self
-                    .swap_in
-                    .swapped
-                    .val()
-                    .get_bits::<32>(self.at_spa.val().index());
-                self.pending.d.next = true;
-                if self.pending.q.val() & !self.m_axis_tready.val() {
-                    self.replaced_count.d.next = self.replaced_count.q.val() + 1;
-                }
+        }
+        self.is_request.next = self.c1_first.q.val()
+            & self.c1_keep_ok.q.val()
+            & self.c1_header_ok.q.val()
+            & self.c1_target_ok.q.val();
+        if self.is_request.val() {
+            self.peer_mac.d.next = self.c1_sha.q.val();
+            self.peer_ip.d.next = self.c1_spa.q.val();
+            self.pending.d.next = true;
+            if self.pending.q.val() & !self.m_axis_tready.val() {
+                self.replaced_count.d.next = self.replaced_count.q.val() + 1;
             }
         }
 
@@ -245,7 +276,7 @@ impl Logic for ArpResponder {
         if self.pending.q.val() & self.m_axis_tready.val() {
             self.reply_count.d.next = self.reply_count.q.val() + 1;
             // A request latched this very cycle stays pending for its own reply.
-            if !(self.s_axis_tvalid.val() & self.is_request.val()) {
+            if !self.is_request.val() {
                 self.pending.d.next = false;
             }
         }
@@ -254,6 +285,7 @@ impl Logic for ArpResponder {
         if self.reset.val() {
             self.at_start.d.next = true;
             self.pending.d.next = false;
+            self.c1_first.d.next = false;
             self.reply_count.d.next = 0.into();
             self.replaced_count.d.next = 0.into();
         }

@@ -129,7 +129,10 @@ pub fn run(args: &SynthArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("writing {}", files.verilog.display()))?;
             std::fs::write(
                 &files.script,
-                yosys::script(design.name, &files.verilog, &kept, &files.json),
+                yosys::with_deep_memories_in_uram(
+                    &yosys::script(design.name, &files.verilog, &kept, &files.json),
+                    &design.verilog,
+                ),
             )?;
             tracing::info!(design = design.name, "running yosys");
             eprint!("yosys: {} ...", design.name);

@@ -65,6 +65,49 @@ pub fn script(design: &str, verilog_file: &Path, kept: &[String], json_file: &Pa
     s
 }
 
+/// Memories of at least this many words are put in UltraRAM (`ram_style`).
+pub const ULTRA_MIN_WORDS: usize = 4096;
+
+/// `script` with every memory of `ULTRA_MIN_WORDS` words or more in
+/// `verilog` (RustHDL's `reg [w:0] mem[n:0];`, one per RAM module) marked
+/// `ram_style = "ultra"` before synthesis. Why: yosys 0.23 maps a deep RAM
+/// whose read and write address are one signal (the RX engine's 16,384-entry
+/// state RAM) to LUT-RAM and aborts ("invalid OPTION_ABITS/WIDTH"); a RAM that
+/// deep belongs in URAM anyway.
+pub fn with_deep_memories_in_uram(script: &str, verilog: &str) -> String {
+    let mut module = "";
+    let mut marks = String::new();
+    for line in verilog.lines() {
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix("module ") {
+            module = rest.split('(').next().unwrap_or("").trim();
+            continue;
+        }
+        let Some(rest) = t.strip_prefix("reg") else {
+            continue;
+        };
+        let Some(at) = rest.find("mem[") else {
+            continue;
+        };
+        let words = rest[at + 4..]
+            .split(':')
+            .next()
+            .and_then(|n| n.trim().parse::<usize>().ok())
+            .map_or(0, |n| n + 1);
+        if words >= ULTRA_MIN_WORDS && !module.is_empty() {
+            marks.push_str(&format!("setattr -set ram_style \"ultra\" {module}/m:mem\n"));
+        }
+    }
+    match script.find('\n') {
+        Some(first) if !marks.is_empty() => {
+            // After `read_verilog` and `hierarchy` (the first two lines).
+            let second = script[first + 1..].find('\n').map_or(script.len(), |i| first + 1 + i + 1);
+            format!("{}{marks}{}", &script[..second], &script[second..])
+        }
+        _ => script.to_string(),
+    }
+}
+
 /// Runs `yosys` on `script_file`, logging to `log_file`; returns the wall time.
 pub fn run(yosys: &Path, script_file: &Path, log_file: &Path) -> anyhow::Result<Duration> {
     let started = Instant::now();
@@ -177,6 +220,17 @@ endmodule
                    CPU: user 68.06s system 0.48s, MEM: 542.77 MB peak\nYosys 0.23\n";
         assert_eq!(cpu_seconds(log), Some(68.54));
         assert_eq!(cpu_seconds("no such line"), None);
+    }
+
+    #[test]
+    fn deep_memories_are_put_in_uram() {
+        let v = "module top$big(a);\n    reg[47:0] mem[16383:0];\nendmodule\n\
+                 module top$small(a);\n    reg[15:0] mem[255:0];\nendmodule\n";
+        let s = with_deep_memories_in_uram("read_verilog x.v\nhierarchy -top top\nsynth\n", v);
+        assert_eq!(
+            s,
+            "read_verilog x.v\nhierarchy -top top\nsetattr -set ram_style \"ultra\" top$big/m:mem\nsynth\n"
+        );
     }
 
     #[test]
