@@ -68,10 +68,12 @@ fn data(id: u64, len: usize, offset: usize) -> Vec<u8> {
 
 fn grant_latency() -> Vec<u64> {
     let mut h = TestHost::new("bench_grant", SERVER_MAC, SERVER_IP, &[SERVER_PORT]);
-    let len = 200_000;
+    // Longer than the dynamic window (max_incoming / 2 with one message), so
+    // every packet moves the grant on.
+    let len = 1_000_000;
     let mut samples = Vec::new();
     let mut offset = 0;
-    while offset < len {
+    while offset < 300 * PAYLOAD {
         h.card.receive(&data(2, len, offset));
         // Step until the frame's last beat is in, then until a GRANT leaves.
         let mut last_in = None;

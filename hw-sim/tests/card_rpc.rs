@@ -129,6 +129,33 @@ fn serve(pair: &mut Pair, served: &mut usize) {
     }
 }
 
+/// The RX path's counters, named, for a failure's message.
+fn rx_path(h: &mut TestHost) -> String {
+    use rx_counters::*;
+    let names = [
+        "fifo_overflows",
+        "messages",
+        "drop_control",
+        "no_endpoint",
+        "rpc_full",
+        "no_bpage",
+        "too_big",
+        "arp",
+        "duplicates",
+        "bad_range",
+        "grants_in",
+        "cutoffs_in",
+        "grants_unknown",
+        "grants_dropped",
+    ];
+    PATH_COUNTERS
+        .iter()
+        .zip(names)
+        .map(|(&r, n)| format!("{n}={}", h.card.csr_read(BASE + r)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn request(client_buffer: u64, rpc_id: u64, len: usize) -> Send {
     Send {
         endpoint: 0,
@@ -167,10 +194,13 @@ fn rpcs_of_every_size_arrive_intact_both_ways() {
         let start = pair.client.card.cycle();
         let mut response = None;
         while response.is_none() {
-            assert!(
-                pair.client.card.cycle() - start < 2_000_000,
-                "RPC {id} of {len} bytes did not complete"
-            );
+            if pair.client.card.cycle() - start >= 2_000_000 {
+                panic!(
+                    "RPC {id} of {len} bytes did not complete; client {}, server {}",
+                    rx_path(&mut pair.client),
+                    rx_path(&mut pair.server)
+                );
+            }
             pair.step();
             serve(&mut pair, &mut served);
             for c in pair.client.poll(0) {
@@ -338,7 +368,14 @@ fn megabyte_rpcs_over_a_reordering_duplicating_cable_arrive_once_and_obey_grants
     let mut got = BTreeMap::new();
     let mut cycles = 0;
     while got.len() < lengths.len() {
-        assert!(cycles < 3_000_000, "only {} RPCs completed", got.len());
+        if cycles >= 3_000_000 {
+            panic!(
+                "only {} RPCs completed; client {}, server {}",
+                got.len(),
+                rx_path(&mut pair.client),
+                rx_path(&mut pair.server)
+            );
+        }
         pair.step();
         cycles += 1;
         serve(&mut pair, &mut served);
@@ -368,6 +405,15 @@ fn megabyte_rpcs_over_a_reordering_duplicating_cable_arrive_once_and_obey_grants
         reordered > 50 && duplicated > 50,
         "{reordered} held back, {duplicated} doubled"
     );
+    for h in [&mut pair.client, &mut pair.server] {
+        let overflows = h
+            .card
+            .csr_read(rx_counters::BASE + rx_counters::FIFO_OVERFLOWS);
+        assert_eq!(
+            overflows, 0,
+            "an RX FIFO overflowed (no retransmission yet)"
+        );
+    }
     let log = pair.log.take().unwrap();
     let grants = check_grants(&log, UNSCHED_BYTES, MAX_INCOMING);
     assert!(grants > 100, "{grants} GRANTs");

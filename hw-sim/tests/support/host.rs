@@ -13,8 +13,9 @@ pub const RING_LOG2: u32 = 4;
 /// Where this host keeps message buffers it sends from.
 pub const TX_BUFFERS: u64 = 0x0100_0000;
 pub const TX_BUFFER_BYTES: u64 = 0x0100_0000;
-/// Bpages per endpoint handed to the card (three 1 MB messages' worth).
-pub const BPAGES: u32 = 48;
+/// Bpages per endpoint handed to the card (ten 1 MB messages' worth; the
+/// RX areas are 16 MiB apart: 256 bpages at most).
+pub const BPAGES: u32 = 160;
 
 pub fn tx_ring(e: usize) -> u64 {
     0x0001_0000 + 0x1000 * e as u64

@@ -4,6 +4,8 @@
 
 use rust_hdl::prelude::*;
 
+use crate::rx::bpage_pool::FREE_BITS;
+
 use crate::csr::RegisterBlockHeader;
 use crate::regmap::{block_type, endpoint, header};
 
@@ -53,7 +55,7 @@ pub struct EndpointBlock {
     pub bpage_push: Signal<Out, bool>,
     pub bpage_push_index: Signal<Out, Bits<16>>,
     /// From the bpage pool: pages held for this endpoint.
-    pub bpages_free: Signal<In, Bits<8>>,
+    pub bpages_free: Signal<In, Bits<FREE_BITS>>,
     header: RegisterBlockHeader,
     regs: [DFF<Bits<32>>; RW],
     first: Constant<Bits<8>>,
@@ -140,7 +142,7 @@ impl Logic for EndpointBlock {
                 self.rd_data.next = self.cpl_producer.val();
             }
             if self.offset.val() == self.offset_bpages_free.val() {
-                self.rd_data.next = bit_cast::<32, 8>(self.bpages_free.val());
+                self.rd_data.next = bit_cast::<32, FREE_BITS>(self.bpages_free.val());
             }
         }
         self.bpage_push.next = self.select.val()

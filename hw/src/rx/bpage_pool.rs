@@ -19,7 +19,9 @@ use crate::regmap::endpoint;
 
 const ENDPOINTS: usize = endpoint::COUNT;
 /// Pages each endpoint's ring can hold.
-pub const SLOTS: usize = 64;
+pub const SLOTS: usize = 1024;
+/// Bits of a count of pages (0 ..= SLOTS).
+pub const FREE_BITS: usize = 11;
 /// Bytes per bpage.
 pub const BPAGE_BYTES: u64 = 1 << 16;
 
@@ -41,29 +43,29 @@ pub struct BpagePool {
     /// Take the page `head_index` shows.
     pub pop: Signal<In, bool>,
     /// Pages held per endpoint.
-    pub free: [Signal<Out, Bits<8>>; ENDPOINTS],
+    pub free: [Signal<Out, Bits<FREE_BITS>>; ENDPOINTS],
     /// Pushes refused because the ring was full (wraps).
     pub overflows: Signal<Out, Bits<32>>,
 
-    ram: RAM<Bits<16>, 8>,
-    head: [DFF<Bits<8>>; ENDPOINTS],
-    tail: [DFF<Bits<8>>; ENDPOINTS],
+    ram: RAM<Bits<16>, 12>,
+    head: [DFF<Bits<11>>; ENDPOINTS],
+    tail: [DFF<Bits<11>>; ENDPOINTS],
     /// `tail - head` as of the previous cycle.
-    count: [DFF<Bits<8>>; ENDPOINTS],
+    count: [DFF<Bits<11>>; ENDPOINTS],
     overflow_count: DFF<Bits<32>>,
-    sel_head: Signal<Local, Bits<8>>,
-    sel_count: Signal<Local, Bits<8>>,
-    push_tail: Signal<Local, Bits<8>>,
-    push_count: Signal<Local, Bits<8>>,
-    slots: Constant<Bits<8>>,
+    sel_head: Signal<Local, Bits<11>>,
+    sel_count: Signal<Local, Bits<11>>,
+    push_tail: Signal<Local, Bits<11>>,
+    push_count: Signal<Local, Bits<11>>,
+    slots: Constant<Bits<11>>,
 }
 
 impl Default for BpagePool {
     fn default() -> Self {
         assert_eq!(
             ENDPOINTS * SLOTS,
-            256,
-            "RAM address = endpoint (2 bits) and slot (6 bits)"
+            4096,
+            "RAM address = endpoint (2 bits) and slot (10 bits)"
         );
         Self {
             clock: Default::default(),
@@ -119,13 +121,13 @@ impl Logic for BpagePool {
             }
         }
         // The RAM shows the selected endpoint's head entry.
-        self.ram.read_address.next = (bit_cast::<8, 2>(self.sel_endpoint.val()) << 6)
-            | bit_cast::<8, 6>(self.sel_head.val().get_bits::<6>(0));
+        self.ram.read_address.next = (bit_cast::<12, 2>(self.sel_endpoint.val()) << 10)
+            | bit_cast::<12, 10>(self.sel_head.val().get_bits::<10>(0));
         self.head_index.next = self.ram.read_data.val();
         self.head_valid.next = self.sel_count.val() != 0;
 
-        self.ram.write_address.next = (bit_cast::<8, 2>(self.push_endpoint.val()) << 6)
-            | bit_cast::<8, 6>(self.push_tail.val().get_bits::<6>(0));
+        self.ram.write_address.next = (bit_cast::<12, 2>(self.push_endpoint.val()) << 10)
+            | bit_cast::<12, 10>(self.push_tail.val().get_bits::<10>(0));
         self.ram.write_data.next = self.push_index.val();
         self.ram.write_enable.next = false;
         if self.push_valid.val() {

@@ -18,26 +18,30 @@
 //!             bytes, payload inside it; and not a late copy of a message
 //!             completed in the last `RECENT` (its key is remembered: without
 //!             this, the copy would open a new RPC that never completes).
+//!             A packet of the RPC whose packet came last goes straight on
+//!             to CLASSIFY: its slot and record are still in registers.
 //!   LOOKUP    INSERT the RPC (peer IP, peer port, local port, local id =
-//!             sender_id ^ 1) in the RPC table: its slot, new or found.
-//!   STATE     read the slot's record. A new message takes its bpages now,
-//!             all ceil(length / 64 KiB) of them (ALLOC, two cycles each; if
-//!             the pool has fewer, the packet is dropped and the RPC
-//!             forgotten), and its peer is written where GRANTs are built.
+//!             sender_id ^ 1) in the RPC table: its slot, new or found; the
+//!             state RAM reads the slot as the answer comes.
+//!   STATE     the slot's record. A new message takes its bpages now, all
+//!             ceil(length / 64 KiB) of them (ALLOC, two cycles each; if the
+//!             pool has fewer, the packet is dropped and the RPC forgotten),
+//!             and its peer is written where GRANTs are built.
 //!   CLASSIFY  the packet's range [o, o + len) against the record: already
 //!             all in (a duplicate: dropped), partly in (dropped: senders
 //!             resend whole packets, so this is a broken sender), or new:
 //!             merged (MERGE) with the range it extends, or both it joins,
-//!             or opened as a new gap range.
-//!   PAGES     look up the bpages of the packet's first and last byte.
+//!             or opened as a new gap range. Meanwhile the page list gives
+//!             the bpages of the packet's first and last byte.
+//!   EVENT     the record is written and the grant scheduler hears (slot,
+//!             length, bytes received, the packet's `incoming`) before the
+//!             payload is written, so a GRANT does not wait for the DMA.
 //!   WRITE     DMA-write the payload at rx_area + bpage * 64 KiB + offset
 //!             within it. The DMA write port takes the address of lane 0
 //!             with byte strobes, so each frame beat goes out as it is, its
 //!             payload lanes enabled: no realignment. A beat that straddles a
 //!             bpage boundary goes out twice, once per bpage, each with its
 //!             own lanes.
-//!   UPDATE    write the record; EVENT: the grant scheduler hears (slot,
-//!             length, bytes received, the packet's `incoming`).
 //!   COMPLETE  all bytes in: read the message's bpage list (17 cycles), hand
 //!             the completion over, REMOVE the RPC, remember its key.
 //!
@@ -59,10 +63,13 @@
 //! a message's packets are not all the same size and a grid would misplace
 //! some; ranges are exact for any cut.
 //!
-//! Not yet line rate: about 12 cycles of overhead per packet on top of its
-//! beats (an MTU frame is 24 beats, 30.8 cycles of wire time at 100 Gb/s).
-//! Pipelining the lookup, the classification and the write of consecutive
-//! packets is the next step (issue 8, item 4).
+//! Not yet line rate for every pattern: 10 cycles per packet besides its
+//! beats (HEAD0 to EVENT, with the RPC table's 3-cycle answer), 5 for the
+//! next packet of the same RPC, so an MTU frame (24 beats) takes 29-34
+//! cycles against 30.8 on the wire at 100 Gb/s; the RX FIFO (128 KiB)
+//! absorbs bursts. Decoding the next frame's
+//! header while this one is written (the FIFO's meta channel carrying the
+//! parser's fields) is the next step (issue 8, item 4).
 
 use rust_hdl::prelude::*;
 
@@ -70,6 +77,7 @@ use crate::host_abi::completion;
 use crate::leaf::byte_swap::ByteSwap512;
 use crate::leaf::header_fields::HeaderFields;
 use crate::regmap::endpoint;
+use crate::rx::bpage_pool::FREE_BITS;
 use crate::rx::rpc_table::{RpcOp, KEY_BITS, SLOT_BITS};
 use homa_wire::layout::{data, HOMA_OFFSET};
 use homa_wire::PacketType;
@@ -101,23 +109,18 @@ mod state {
     pub const DECIDE: u64 = 2;
     pub const LOOKUP: u64 = 3;
     pub const LOOKUP_WAIT: u64 = 4;
-    pub const STATE_READ: u64 = 5;
-    pub const STATE: u64 = 6;
-    pub const ALLOC: u64 = 7;
-    pub const ALLOC_WAIT: u64 = 8;
-    pub const CLASSIFY: u64 = 9;
-    pub const MERGE: u64 = 10;
-    pub const PAGE_A: u64 = 11;
-    pub const PAGE_B: u64 = 12;
-    pub const PAGE_C: u64 = 13;
-    pub const WRITE: u64 = 14;
-    pub const UPDATE: u64 = 15;
-    pub const EVENT: u64 = 16;
-    pub const CPL_PAGES: u64 = 17;
-    pub const COMPLETE: u64 = 18;
-    pub const REMOVE: u64 = 19;
-    pub const REMOVE_WAIT: u64 = 20;
-    pub const DRAIN: u64 = 21;
+    pub const STATE: u64 = 5;
+    pub const ALLOC: u64 = 6;
+    pub const ALLOC_WAIT: u64 = 7;
+    pub const CLASSIFY: u64 = 8;
+    pub const MERGE: u64 = 9;
+    pub const EVENT: u64 = 10;
+    pub const WRITE: u64 = 11;
+    pub const CPL_PAGES: u64 = 12;
+    pub const COMPLETE: u64 = 13;
+    pub const REMOVE: u64 = 14;
+    pub const REMOVE_WAIT: u64 = 15;
+    pub const DRAIN: u64 = 16;
 }
 
 fn c5(v: u64) -> Constant<Bits<5>> {
@@ -148,7 +151,7 @@ pub struct RxEngine {
     /// holds.
     pub bpage_valid: Signal<In, bool>,
     pub bpage_index: Signal<In, Bits<16>>,
-    pub bpage_free: Signal<In, Bits<8>>,
+    pub bpage_free: Signal<In, Bits<FREE_BITS>>,
     pub bpage_pop: Signal<Out, bool>,
     /// The RPC table.
     pub m_rpc_valid: Signal<Out, bool>,
@@ -245,9 +248,8 @@ pub struct RxEngine {
     /// Bpages of the new message: how many, and how many taken so far.
     npages: DFF<Bits<5>>,
     page_count: DFF<Bits<5>>,
-    /// The bpages of the packet's first and last byte.
+    /// The bpage of the packet's first byte.
     page0: DFF<Bits<BPAGE_BITS>>,
-    page1: DFF<Bits<BPAGE_BITS>>,
     /// Address of lane 0 of frame beat 0 if the frame were laid out in
     /// `page0` (`base0`) or in `page1` (`base1`).
     base0: DFF<Bits<64>>,
@@ -262,6 +264,13 @@ pub struct RxEngine {
     cpl_index: DFF<Bits<5>>,
     first_page: DFF<Bits<BPAGE_BITS>>,
     page_list: DFF<Bits<{ BPAGE_BITS * 15 }>>,
+    /// The RPC of the last packet taken, whose slot (`slot`) and record
+    /// (`r_*`) are still in registers: a packet of the same RPC skips the
+    /// table lookup and the record read (5 cycles), the common case of a
+    /// message's packets arriving back to back.
+    last_key: DFF<Bits<KEY_BITS>>,
+    last_valid: DFF<bool>,
+    same_rpc: Signal<Local, bool>,
     /// Keys of the last `RECENT` completed messages, and where the next goes.
     recent: [DFF<Bits<KEY_BITS>>; RECENT],
     recent_valid: [DFF<bool>; RECENT],
@@ -298,6 +307,9 @@ pub struct RxEngine {
     has_right: Signal<Local, bool>,
     right_end: Signal<Local, Bits<LEN_BITS>>,
     has_left_gap: Signal<Local, bool>,
+    /// The page-list entries of the packet's first and last byte.
+    page_addr_first: Signal<Local, Bits<PAGE_ADDR_BITS>>,
+    page_addr_last: Signal<Local, Bits<PAGE_ADDR_BITS>>,
     /// MERGE: a gap range is free (scanning in order).
     seen_free: Signal<Local, bool>,
     /// MERGE: the packet touches nothing: it needs a gap range of its own.
@@ -351,17 +363,12 @@ pub struct RxEngine {
     st_decide: Constant<Bits<5>>,
     st_lookup: Constant<Bits<5>>,
     st_lookup_wait: Constant<Bits<5>>,
-    st_state_read: Constant<Bits<5>>,
     st_state: Constant<Bits<5>>,
     st_alloc: Constant<Bits<5>>,
     st_alloc_wait: Constant<Bits<5>>,
     st_classify: Constant<Bits<5>>,
     st_merge: Constant<Bits<5>>,
-    st_page_a: Constant<Bits<5>>,
-    st_page_b: Constant<Bits<5>>,
-    st_page_c: Constant<Bits<5>>,
     st_write: Constant<Bits<5>>,
-    st_update: Constant<Bits<5>>,
     st_event: Constant<Bits<5>>,
     st_cpl_pages: Constant<Bits<5>>,
     st_complete: Constant<Bits<5>>,
@@ -470,7 +477,6 @@ impl Default for RxEngine {
             npages: Default::default(),
             page_count: Default::default(),
             page0: Default::default(),
-            page1: Default::default(),
             base0: Default::default(),
             base1: Default::default(),
             bound: Default::default(),
@@ -479,6 +485,9 @@ impl Default for RxEngine {
             cpl_index: Default::default(),
             first_page: Default::default(),
             page_list: Default::default(),
+            last_key: Default::default(),
+            last_valid: Default::default(),
+            same_rpc: Default::default(),
             recent: Default::default(),
             recent_valid: Default::default(),
             recent_next: Default::default(),
@@ -510,6 +519,8 @@ impl Default for RxEngine {
             has_left_gap: Default::default(),
             seen_free: Default::default(),
             isolated: Default::default(),
+            page_addr_first: Default::default(),
+            page_addr_last: Default::default(),
             merge_drop: Default::default(),
             new_gap: Default::default(),
             record_out: Default::default(),
@@ -555,17 +566,12 @@ impl Default for RxEngine {
             st_decide: c5(state::DECIDE),
             st_lookup: c5(state::LOOKUP),
             st_lookup_wait: c5(state::LOOKUP_WAIT),
-            st_state_read: c5(state::STATE_READ),
             st_state: c5(state::STATE),
             st_alloc: c5(state::ALLOC),
             st_alloc_wait: c5(state::ALLOC_WAIT),
             st_classify: c5(state::CLASSIFY),
             st_merge: c5(state::MERGE),
-            st_page_a: c5(state::PAGE_A),
-            st_page_b: c5(state::PAGE_B),
-            st_page_c: c5(state::PAGE_C),
             st_write: c5(state::WRITE),
-            st_update: c5(state::UPDATE),
             st_event: c5(state::EVENT),
             st_cpl_pages: c5(state::CPL_PAGES),
             st_complete: c5(state::COMPLETE),
@@ -600,7 +606,6 @@ impl Logic for RxEngine {
             npages,
             page_count,
             page0,
-            page1,
             base0,
             base1,
             bound,
@@ -610,6 +615,8 @@ impl Logic for RxEngine {
             first_page,
             page_list,
             recent_next,
+            last_key,
+            last_valid,
             messages_count,
             grants_count,
             cutoffs_count,
@@ -675,6 +682,7 @@ impl Logic for RxEngine {
         self.m_rpc_key.next = self.key.val();
         self.m_rpc_op.next = self.op_insert.val();
         self.m_rpc_valid.next = false;
+        self.same_rpc.next = self.last_valid.q.val() & (self.last_key.q.val() == self.key.val());
         self.recent_hit.next = false;
         for r in 0..RECENT {
             if self.recent_valid[r].q.val() & (self.recent[r].q.val() == self.key.val()) {
@@ -754,9 +762,11 @@ impl Logic for RxEngine {
             | bit_cast::<PAGE_ADDR_BITS, 4>(self.page_count.q.val().get_bits::<4>(0));
         self.pages.write_data.next = self.bpage_index.val().get_bits::<BPAGE_BITS>(0);
         self.pages.write_enable.next = false;
-        self.pages.read_address.next = (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val())
-            << 4)
+        self.page_addr_first.next = (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val()) << 4)
             | bit_cast::<PAGE_ADDR_BITS, 4>(self.p_off.val().get_bits::<4>(16));
+        self.page_addr_last.next = (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val()) << 4)
+            | bit_cast::<PAGE_ADDR_BITS, 4>(self.p_last.val().get_bits::<4>(16));
+        self.pages.read_address.next = self.page_addr_first.val();
         self.bpage_pop.next = false;
 
         // ---- GRANTs to the sender side ----
@@ -890,6 +900,10 @@ impl Logic for RxEngine {
         } else if self.state.q.val() == self.st_decide.val() {
             self.endpoint.d.next = self.pick_ep.val();
             self.state.d.next = self.st_lookup.val();
+            if self.same_rpc.val() {
+                // The RPC of the last packet: its slot and record are here.
+                self.state.d.next = self.st_classify.val();
+            }
             if (self.fields.packet_type.val() != self.type_data.val())
                 | !self.any_ep.val()
                 | (self.fields.message_length.val() > self.max_message.val())
@@ -925,10 +939,12 @@ impl Logic for RxEngine {
                 self.state.d.next = self.st_lookup_wait.val();
             }
         } else if self.state.q.val() == self.st_lookup_wait.val() {
+            // The state RAM reads the answered slot at this edge.
+            self.rpc_state.read_address.next = self.s_rpc_slot.val();
             if self.s_rpc_valid.val() {
                 self.slot.d.next = self.s_rpc_slot.val();
                 self.inserted.d.next = self.s_rpc_inserted.val();
-                self.state.d.next = self.st_state_read.val();
+                self.state.d.next = self.st_state.val();
                 if self.s_rpc_full.val() {
                     self.drop_rpc_full_count.d.next = self.drop_rpc_full_count.q.val() + 1;
                     self.state.d.next = self.st_drain.val();
@@ -937,10 +953,8 @@ impl Logic for RxEngine {
                     }
                 }
             }
-        } else if self.state.q.val() == self.st_state_read.val() {
-            // The RAM reads `slot` at this edge.
-            self.state.d.next = self.st_state.val();
         } else if self.state.q.val() == self.st_state.val() {
+            self.last_valid.d.next = false;
             self.r_len.d.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(0);
             self.r_prefix.d.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(20);
             self.r_received.d.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(40);
@@ -968,7 +982,7 @@ impl Logic for RxEngine {
                 self.npages.d.next = self.need_pages.val();
                 self.page_count.d.next = 0.into();
                 self.state.d.next = self.st_alloc.val();
-                if self.bpage_free.val() < bit_cast::<8, 5>(self.need_pages.val()) {
+                if self.bpage_free.val() < bit_cast::<FREE_BITS, 5>(self.need_pages.val()) {
                     // Not enough bpages: forget the RPC again, drop the packet.
                     self.drop_no_bpage_count.d.next = self.drop_no_bpage_count.q.val() + 1;
                     self.state.d.next = self.st_remove.val();
@@ -1014,9 +1028,14 @@ impl Logic for RxEngine {
                     self.k_overlap.d.next = true;
                 }
             }
+            // The page RAM reads the first byte's bpage at this edge.
+            self.pages.read_address.next = self.page_addr_first.val();
             self.state.d.next = self.st_merge.val();
         } else if self.state.q.val() == self.st_merge.val() {
-            self.state.d.next = self.st_page_a.val();
+            // The page RAM has read the first byte's bpage; now the last's.
+            self.page0.d.next = self.pages.read_data.val();
+            self.pages.read_address.next = self.page_addr_last.val();
+            self.state.d.next = self.st_event.val();
             if self.merge_drop.val() {
                 self.state.d.next = self.st_drain.val();
                 if self.last1.q.val() {
@@ -1058,20 +1077,35 @@ impl Logic for RxEngine {
                     }
                 }
             }
-        } else if self.state.q.val() == self.st_page_a.val() {
-            // The RAM reads the first byte's bpage at this edge.
-            self.pages.read_address.next =
-                (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val()) << 4)
-                    | bit_cast::<PAGE_ADDR_BITS, 4>(self.p_off.val().get_bits::<4>(16));
-            self.state.d.next = self.st_page_b.val();
-        } else if self.state.q.val() == self.st_page_b.val() {
-            self.page0.d.next = self.pages.read_data.val();
-            self.pages.read_address.next =
-                (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val()) << 4)
-                    | bit_cast::<PAGE_ADDR_BITS, 4>(self.p_last.val().get_bits::<4>(16));
-            self.state.d.next = self.st_page_c.val();
-        } else if self.state.q.val() == self.st_page_c.val() {
-            self.page1.d.next = self.pages.read_data.val();
+        } else if self.state.q.val() == self.st_write.val() {
+            self.m_dma_wr_valid.next = (self.beat.q.val() == 1) | self.s_axis_tvalid.val();
+            self.s_axis_tready.next =
+                (self.beat.q.val() != 1) & self.m_dma_wr_ready.val() & self.final_part.val();
+            if self.m_dma_wr_valid.val() & self.m_dma_wr_ready.val() {
+                if self.final_part.val() {
+                    self.beat.d.next = self.beat.q.val() + 1;
+                    self.second_half.d.next = false;
+                    if self.m_dma_wr_last.val() {
+                        self.frame_done.d.next = true;
+                        self.state.d.next = self.st_head0.val();
+                        if self.r_prefix.q.val() == self.r_len.q.val() {
+                            self.cpl_index.d.next = 0.into();
+                            self.page_list.d.next = 0.into();
+                            self.state.d.next = self.st_cpl_pages.val();
+                        }
+                    }
+                } else {
+                    self.second_half.d.next = true;
+                }
+            }
+        } else if self.state.q.val() == self.st_event.val() {
+            // The grant scheduler hears of the bytes before they are
+            // written (a GRANT need not wait for the payload's DMA), and the
+            // record is written as it does. Meanwhile the page RAM shows the
+            // last byte's bpage, and the write's addresses are set up.
+            self.pages.read_address.next = self.page_addr_last.val();
+            self.m_evt_valid.next = true;
+            self.rpc_state.write_enable.next = self.m_evt_ready.val();
             // Payload byte i of the frame (i >= 90) lands at base + i.
             self.base0.d.next = self.sel_rx_area.val()
                 + (bit_cast::<64, BPAGE_BITS>(self.page0.q.val()) << 16)
@@ -1089,35 +1123,10 @@ impl Logic for RxEngine {
             }
             self.beat.d.next = 1.into();
             self.second_half.d.next = false;
-            self.state.d.next = self.st_write.val();
-        } else if self.state.q.val() == self.st_write.val() {
-            self.m_dma_wr_valid.next = (self.beat.q.val() == 1) | self.s_axis_tvalid.val();
-            self.s_axis_tready.next =
-                (self.beat.q.val() != 1) & self.m_dma_wr_ready.val() & self.final_part.val();
-            if self.m_dma_wr_valid.val() & self.m_dma_wr_ready.val() {
-                if self.final_part.val() {
-                    self.beat.d.next = self.beat.q.val() + 1;
-                    self.second_half.d.next = false;
-                    if self.m_dma_wr_last.val() {
-                        self.frame_done.d.next = true;
-                        self.state.d.next = self.st_update.val();
-                    }
-                } else {
-                    self.second_half.d.next = true;
-                }
-            }
-        } else if self.state.q.val() == self.st_update.val() {
-            self.rpc_state.write_enable.next = true;
-            self.state.d.next = self.st_event.val();
-        } else if self.state.q.val() == self.st_event.val() {
-            self.m_evt_valid.next = true;
             if self.m_evt_ready.val() {
-                self.state.d.next = self.st_head0.val();
-                if self.r_prefix.q.val() == self.r_len.q.val() {
-                    self.cpl_index.d.next = 0.into();
-                    self.page_list.d.next = 0.into();
-                    self.state.d.next = self.st_cpl_pages.val();
-                }
+                self.state.d.next = self.st_write.val();
+                self.last_valid.d.next = true;
+                self.last_key.d.next = self.key.val();
             }
         } else if self.state.q.val() == self.st_cpl_pages.val() {
             // Read list entry `cpl_index`; take entry `cpl_index - 1`.
@@ -1155,6 +1164,7 @@ impl Logic for RxEngine {
                 self.state.d.next = self.st_remove.val();
             }
         } else if self.state.q.val() == self.st_remove.val() {
+            self.last_valid.d.next = false;
             self.m_rpc_valid.next = true;
             self.m_rpc_op.next = self.op_remove.val();
             if self.m_rpc_ready.val() {
@@ -1188,6 +1198,7 @@ impl Logic for RxEngine {
 
         if self.reset.val() {
             self.state.d.next = self.st_head0.val();
+            self.last_valid.d.next = false;
             self.recent_next.d.next = 0.into();
             for r in 0..RECENT {
                 self.recent_valid[r].d.next = false;

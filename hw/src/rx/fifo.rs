@@ -79,8 +79,9 @@
 use rust_hdl::prelude::*;
 
 /// Address bits of the beat RAM.
-pub const ADDR_BITS: usize = 9;
-/// Beats the FIFO holds: 512 beats of 64 bytes, 32 KiB.
+pub const ADDR_BITS: usize = 11;
+/// Beats the FIFO holds: 2,048 beats of 64 bytes, 128 KiB (a burst the RX
+/// engine, at about 90% of line rate for MTU frames, falls behind on).
 pub const DEPTH: usize = 1 << ADDR_BITS;
 /// Pointer bits: the address and a wrap bit, so full and empty differ.
 pub const PTR_BITS: usize = ADDR_BITS + 1;

@@ -81,8 +81,11 @@ pub const PACER_FIFO_FRACTION: u32 = 50;
 /// (job k reads with `TAG_PAYLOAD + k`).
 pub const TAG_DESCRIPTOR: u8 = 0;
 pub const TAG_PAYLOAD: u8 = 4;
-/// Packets chosen and queued for the link at most.
-pub const JOBS: usize = 4;
+/// Packets chosen and queued for the link at most: enough payload reads in
+/// flight to cover a PCIe read's round trip (800 ns, 200 cycles, in the
+/// model) at line rate (an MTU frame every 30.8 cycles: 6.5 of them), and no
+/// more, since a message that becomes more urgent waits behind them.
+pub const JOBS: usize = 8;
 /// GRANTs waiting for the control machine at most (more are dropped and
 /// counted; the receiver grants again with its next packet).
 pub const GRANT_QUEUE: usize = 8;
@@ -268,9 +271,9 @@ pub struct TxEngine {
     j_incoming: [DFF<Bits<20>>; JOBS],
     j_last: [DFF<bool>; JOBS],
     j_birth: [DFF<Bits<32>>; JOBS],
-    j_head: DFF<Bits<2>>,
-    j_tail: DFF<Bits<2>>,
-    j_count: DFF<Bits<3>>,
+    j_head: DFF<Bits<3>>,
+    j_tail: DFF<Bits<3>>,
+    j_count: DFF<Bits<4>>,
 
     // ---- the streamer ----
     st: DFF<Bits<2>>,
@@ -367,9 +370,9 @@ pub struct TxEngine {
     tag_descriptor: Constant<Bits<8>>,
     tag_payload: Constant<Bits<8>>,
     descriptor_bytes: Constant<Bits<16>>,
-    job_index: [Constant<Bits<2>>; JOBS],
+    job_index: [Constant<Bits<3>>; JOBS],
     gq_index: [Constant<Bits<3>>; GRANT_QUEUE],
-    jobs_max: Constant<Bits<3>>,
+    jobs_max: Constant<Bits<4>>,
     gq_max: Constant<Bits<4>>,
     ctl_idle: Constant<Bits<5>>,
     ctl_g_lookup: Constant<Bits<5>>,
@@ -409,7 +412,7 @@ impl Default for TxEngine {
         assert!(tx_desc::FIELDS
             .iter()
             .all(|f| f.end() * 8 <= DESC_ENDPOINT_LSB));
-        assert_eq!(JOBS, 4, "job indices are two bits");
+        assert_eq!(JOBS, 8, "job indices are three bits");
         assert_eq!(GRANT_QUEUE, 8, "grant queue indices are three bits");
         let c8 = |v: u8| Constant::new((v as u64).to_bits());
         let c32 = |v: u64| Constant::new(v.to_bits());
@@ -1105,7 +1108,7 @@ impl Logic for TxEngine {
                     + bit_cast::<64, 20>(self.c_sent.q.val());
                 self.m_dma_rd_req_len.next = bit_cast::<16, 20>(self.pkt_len.val());
                 self.m_dma_rd_req_tag.next =
-                    self.tag_payload.val() + bit_cast::<8, 2>(self.j_tail.q.val());
+                    self.tag_payload.val() + bit_cast::<8, 3>(self.j_tail.q.val());
                 if self.m_dma_rd_req_ready.val() {
                     self.push_job.next = true;
                     self.c_pkt_len.d.next = self.pkt_len.val().get_bits::<11>(0);
