@@ -40,7 +40,9 @@ pub enum BitfileError {
     Truncated(&'static str),
     #[error("the .bit file has no '{0}' field ({1})")]
     Missing(char, &'static str),
-    #[error("the .bit file's data is {found} bytes, its header says {declared}: the file is truncated")]
+    #[error(
+        "the .bit file's data is {found} bytes, its header says {declared}: the file is truncated"
+    )]
     ShortData { declared: usize, found: usize },
 }
 
@@ -216,7 +218,10 @@ mod tests {
         let bytes = sample().to_bytes();
         assert!(matches!(
             BitFile::parse(&bytes[..bytes.len() - 1]),
-            Err(BitfileError::ShortData { declared: 300, found: 299 })
+            Err(BitfileError::ShortData {
+                declared: 300,
+                found: 299
+            })
         ));
         assert!(matches!(
             BitFile::parse(&bytes[..20]),
@@ -236,7 +241,13 @@ mod tests {
         assert!(part_matches("u250-figd2104", card));
         assert!(!part_matches("xcu250", card), "no package");
         assert!(!part_matches("xcu200-fsgd2104-2-e", card));
-        assert!(!part_matches("xcu250-figd2104-2-e", card), "other speed grade");
-        assert!(!part_matches("xcu55c-fsvh2892-2L-e", "xcu280-fsvh2892-2L-e"));
+        assert!(
+            !part_matches("xcu250-figd2104-2-e", card),
+            "other speed grade"
+        );
+        assert!(!part_matches(
+            "xcu55c-fsvh2892-2L-e",
+            "xcu280-fsvh2892-2L-e"
+        ));
     }
 }

@@ -86,7 +86,9 @@ pub enum FlashError {
     WrongBoard { design: String, card: String },
     #[error("the flash chip answers JEDEC ID {found:02x?}, not the MT25QU01G's {JEDEC_ID:02x?}: refusing to drive an unknown chip")]
     UnknownChip { found: [u8; 3] },
-    #[error("the flash port stayed busy after {PORT_POLLS} polls: the board logic is not shifting")]
+    #[error(
+        "the flash port stayed busy after {PORT_POLLS} polls: the board logic is not shifting"
+    )]
     PortStuck,
     #[error("the flash did not set its write enable latch (status {status:#04x})")]
     WriteEnable { status: u8 },
@@ -194,8 +196,18 @@ impl<'a> SpiFlash<'a> {
     /// Erases the 4 KiB subsector or the 64 KiB sector at `address`.
     pub fn erase(&self, address: u32, bytes: u32) -> Result<(), FlashError> {
         let (op, what, first, limit) = match bytes {
-            SUBSECTOR_BYTES => (0x21, "a 4 KiB erase", Duration::from_millis(40), SUBSECTOR_TIMEOUT),
-            SECTOR_BYTES => (0xDC, "a 64 KiB erase", Duration::from_millis(140), SECTOR_TIMEOUT),
+            SUBSECTOR_BYTES => (
+                0x21,
+                "a 4 KiB erase",
+                Duration::from_millis(40),
+                SUBSECTOR_TIMEOUT,
+            ),
+            SECTOR_BYTES => (
+                0xDC,
+                "a 64 KiB erase",
+                Duration::from_millis(140),
+                SECTOR_TIMEOUT,
+            ),
             _ => panic!("erase units are 4 KiB or 64 KiB, not {bytes}"),
         };
         self.write_enable()?;
@@ -281,7 +293,7 @@ impl Plan {
         if address < regmap::FLASH_USER_IMAGE {
             return Err(FlashError::GoldenRegion { address });
         }
-        if address % SUBSECTOR_BYTES != 0 {
+        if !address.is_multiple_of(SUBSECTOR_BYTES) {
             return Err(FlashError::Unaligned { address });
         }
         if bytes == 0 {
@@ -295,7 +307,7 @@ impl Plan {
         let mut erase = Vec::new();
         let mut a = address;
         while a < end {
-            let unit = if a % SECTOR_BYTES == 0 && a + SECTOR_BYTES <= end {
+            let unit = if a.is_multiple_of(SECTOR_BYTES) && a + SECTOR_BYTES <= end {
                 SECTOR_BYTES
             } else {
                 SUBSECTOR_BYTES

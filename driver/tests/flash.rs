@@ -56,7 +56,11 @@ fn a_small_image_is_written_verified_and_booted_into() {
     .unwrap();
     assert_eq!(
         phases,
-        [flash::Phase::Erase, flash::Phase::Program, flash::Phase::Verify]
+        [
+            flash::Phase::Erase,
+            flash::Phase::Program,
+            flash::Phase::Verify
+        ]
     );
     let cycles = card.cycle() - start.0;
     eprintln!(

@@ -51,8 +51,15 @@ pub fn constant_words(board: &str, part: &str, build: &BuildInfo) -> Vec<u32> {
 
 /// The ID words as the value of `BoardRegs::id_words`: word i in bits 32i+31:32i.
 pub fn id_bits(words: &[u32]) -> Bits<ID_BITS> {
-    assert_eq!(words.len(), ID_WORDS, "the board block has {ID_WORDS} ID words");
-    words.iter().enumerate().fold(Bits::default(), |acc, (i, &w)| {
-        acc | (bit_cast::<ID_BITS, 32>(w.to_bits()) << (32 * i) as u64)
-    })
+    assert_eq!(
+        words.len(),
+        ID_WORDS,
+        "the board block has {ID_WORDS} ID words"
+    );
+    words
+        .iter()
+        .enumerate()
+        .fold(Bits::default(), |acc, (i, &w)| {
+            acc | (bit_cast::<ID_BITS, 32>(w.to_bits()) << (32 * i) as u64)
+        })
 }

@@ -109,7 +109,9 @@ pub mod sim_image {
     pub enum ImageError {
         #[error("no sync word 0xAA995566 at byte {SYNC_OFFSET:#x}")]
         NoSync,
-        #[error("not an image the simulated card can boot (no HOMASIM1 marker after the sync word)")]
+        #[error(
+            "not an image the simulated card can boot (no HOMASIM1 marker after the sync word)"
+        )]
         NotSimulated,
         #[error("payload of {0} bytes runs past the end of the flash")]
         TooLong(u32),
@@ -139,7 +141,8 @@ pub mod sim_image {
 
     /// The identity an image boots into, reading its bytes with `byte(offset)`.
     pub fn decode(byte: impl Fn(usize) -> u8) -> Result<[u32; ID_WORDS], ImageError> {
-        let word = |at: usize| u32::from_le_bytes([byte(at), byte(at + 1), byte(at + 2), byte(at + 3)]);
+        let word =
+            |at: usize| u32::from_le_bytes([byte(at), byte(at + 1), byte(at + 2), byte(at + 3)]);
         if word(SYNC_OFFSET).swap_bytes() != SYNC_WORD {
             return Err(ImageError::NoSync);
         }
@@ -445,7 +448,10 @@ impl Board {
         self.state = FpgaState::Configuring {
             until_ns: self.chip.now_ns() + self.config.configure_ns,
         };
-        tracing::info!(boots = self.boots, "simulated FPGA reconfiguring from flash");
+        tracing::info!(
+            boots = self.boots,
+            "simulated FPGA reconfiguring from flash"
+        );
         BoardEvent::Reconfiguring
     }
 
@@ -523,6 +529,10 @@ mod tests {
             sim_image::decode(|_| 0xFF),
             Err(sim_image::ImageError::NoSync)
         );
-        assert_eq!(sim_image::crc32(b"123456789"), 0xCBF4_3926, "zlib's check value");
+        assert_eq!(
+            sim_image::crc32(b"123456789"),
+            0xCBF4_3926,
+            "zlib's check value"
+        );
     }
 }

@@ -302,7 +302,10 @@ impl Card {
                 }
                 self.step();
             }
-            panic!("board register read of {addr:#08x} got no answer (cycle {})", self.cycle());
+            panic!(
+                "board register read of {addr:#08x} got no answer (cycle {})",
+                self.cycle()
+            );
         }
         csr::read(self, addr).unwrap_or_else(|e| panic!("{e}"))
     }

@@ -111,7 +111,11 @@ fn the_flash_port_reads_programs_and_polls_the_chip_bit_by_bit() {
     };
     let mut uut = BoardRegs::default();
     uut.connect_all();
-    uut.id_words.next = regmap::id_bits(&regmap::constant_words("u250", "xcu250-figd2104-2L-e", &build));
+    uut.id_words.next = regmap::id_bits(&regmap::constant_words(
+        "u250",
+        "xcu250-figd2104-2L-e",
+        &build,
+    ));
     let mut w = Wire {
         chip: FlashChip::default(),
         selected: false,
