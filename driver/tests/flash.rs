@@ -199,3 +199,47 @@ fn a_power_cut_half_way_leaves_the_golden_image_booting() {
     let flash = SpiFlash::open(BoardBlock::open(&card).unwrap()).unwrap();
     flash::write_image(&flash, &plan, &bit.data, &mut |_, _, _| {}).unwrap();
 }
+
+/// Flash time per MB in the model (`cargo test --release -p homa-driver
+/// --test flash -- --ignored --nocapture`): a 1 MiB image through erase,
+/// program and verify, timed on the chip's clock (the busy times the host
+/// sleeps through, plus the register traffic at 4 ns a cycle), and the
+/// register traffic counted in BAR accesses for a projection to a real link.
+#[test]
+#[ignore = "a benchmark: about a minute in release"]
+fn flash_time_per_mb() {
+    let card = card("flash-bench");
+    let mib = 1usize << 20;
+    let bit = flash::sim_bitfile(&new_build(), mib - 200);
+    let running = BoardBlock::open(&card).unwrap().identity().unwrap();
+    let plan = Plan::new(&running, &bit, FLASH_USER_IMAGE).unwrap();
+    let flash = SpiFlash::open(BoardBlock::open(&card).unwrap()).unwrap();
+    let chip_ns = |c: &SimBackend| c.with_card(|c| c.board().unwrap().chip().now_ns());
+    let mut marks = Vec::new();
+    let (t0, c0) = (chip_ns(&card), card.cycle());
+    let wall = Instant::now();
+    let mut last = None;
+    flash::write_image(&flash, &plan, &bit.data, &mut |p, _, _| {
+        if last != Some(p) {
+            marks.push((p, chip_ns(&card), card.cycle()));
+            last = Some(p);
+        }
+    })
+    .unwrap();
+    marks.push((flash::Phase::Verify, chip_ns(&card), card.cycle()));
+    let mb = bit.data.len() as f64 / 1e6;
+    for w in marks.windows(2) {
+        eprintln!(
+            "{:?}: {:.1} ms of model time per MB, {:.0} core cycles of register traffic per byte",
+            w[0].0,
+            (w[1].1 - w[0].1) as f64 / 1e6 / mb,
+            (w[1].2 - w[0].2) as f64 / bit.data.len() as f64
+        );
+    }
+    eprintln!(
+        "total: {:.1} ms of model time per MB ({} cycles of register traffic); {:.1?} wall",
+        (chip_ns(&card) - t0) as f64 / 1e6 / mb,
+        card.cycle() - c0,
+        wall.elapsed()
+    );
+}
