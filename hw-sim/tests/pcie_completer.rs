@@ -39,11 +39,19 @@ fn random_request(rng: &mut ChaCha8Rng, tag: u8) -> BarRequest {
     let (req_type, dwords) = match kind {
         0..=44 => (
             REQ_MEM_WRITE,
-            if rng.gen_bool(0.5) { 1 } else { rng.gen_range(1..=16) },
+            if rng.gen_bool(0.5) {
+                1
+            } else {
+                rng.gen_range(1..=16)
+            },
         ),
         45..=84 => (
             REQ_MEM_READ,
-            if rng.gen_bool(0.5) { 1 } else { rng.gen_range(1..=MAX_READ_DWORDS as u32) },
+            if rng.gen_bool(0.5) {
+                1
+            } else {
+                rng.gen_range(1..=MAX_READ_DWORDS as u32)
+            },
         ),
         85..=89 => (REQ_MEM_READ, rng.gen_range(14..=32)),
         90..=94 => (REQ_MEM_WRITE, rng.gen_range(17..=40)),
@@ -142,7 +150,9 @@ fn predict(requests: &[BarRequest]) -> Expected {
 fn bar_requests_become_csr_accesses_and_completions_as_the_reference_says() {
     let seed = 0x7c_c0de;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let requests: Vec<BarRequest> = (0..3000).map(|i| random_request(&mut rng, i as u8)).collect();
+    let requests: Vec<BarRequest> = (0..3000)
+        .map(|i| random_request(&mut rng, i as u8))
+        .collect();
     let expected = predict(&requests);
     let mut beats: VecDeque<_> = requests.iter().flat_map(|r| r.cq_beats()).collect();
 
@@ -194,7 +204,10 @@ fn bar_requests_become_csr_accesses_and_completions_as_the_reference_says() {
             writes.push((uut.csr_addr(), uut.csr_wr_data()));
         }
         if uut.csr_rd_en() {
-            assert!(pending_read.is_none(), "a second CSR read before the first was answered");
+            assert!(
+                pending_read.is_none(),
+                "a second CSR read before the first was answered"
+            );
             let a = uut.csr_addr();
             let data = *regs.get(&a).unwrap_or(&unwritten(a));
             pending_read = Some((cycle + rng.gen_range(1..=3), data));
@@ -238,7 +251,11 @@ fn bar_requests_become_csr_accesses_and_completions_as_the_reference_says() {
         assert_eq!(got, want, "CSR write {i} (address, data), seed {seed:#x}");
     }
     assert_eq!(uut.dropped(), expected.dropped, "requests dropped");
-    assert_eq!(uut.partial_writes(), expected.partial, "partial Dwords skipped");
+    assert_eq!(
+        uut.partial_writes(),
+        expected.partial,
+        "partial Dwords skipped"
+    );
     eprintln!(
         "{} requests: {} CSR writes, {} completions ({} unsupported), {} dropped, {} partial Dwords; \
          a 1-Dword read took {:?} cycles from its CQ beat to its completion (with 1-3 cycles of CSR latency, CC ready 70%)",

@@ -190,8 +190,8 @@ impl Logic for PcieCompleter {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, dwords, dw_addr, first_be, last_be, requester, tag, tc,
-            attr, at, index, dropped_q, partial_q
+            self, clock, state, dwords, dw_addr, first_be, last_be, requester, tag, tc, attr, at,
+            index, dropped_q, partial_q
         );
         for i in 0..MAX_DWORDS {
             self.data[i].clock.next = self.clock.val();
