@@ -38,7 +38,7 @@ impl Wire {
         if cs && sck && !self.last_sck {
             // Rising edge: the chip samples DQ0.
             let bit = uut.flash_dq_o.val().get_bit(0) as u8;
-            assert_eq!(uut.flash_dq_ts.val().get_bit(0), false, "DQ0 not driven");
+            assert!(!uut.flash_dq_ts.val().get_bit(0), "DQ0 not driven");
             self.bits_in = self.bits_in << 1 | bit;
             self.count += 1;
             if self.count == 8 {

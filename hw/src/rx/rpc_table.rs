@@ -468,9 +468,8 @@ impl Logic for RpcTable {
             self.s2_entry_valid[w].d.next = self.ways[w].read_data.val().get_bit(128);
             for c in 0..4 {
                 self.s2_eq[4 * w + c].clock.next = self.clock.val();
-                self.s2_eq[4 * w + c].d.next =
-                    self.ways[w].read_data.val().get_bits::<32>(32 * c)
-                        == self.s1_key.q.val().get_bits::<32>(32 * c);
+                self.s2_eq[4 * w + c].d.next = self.ways[w].read_data.val().get_bits::<32>(32 * c)
+                    == self.s1_key.q.val().get_bits::<32>(32 * c);
             }
             self.s2_sel_b[w].clock.next = self.clock.val();
             self.s2_sel_b[w].d.next = self.bp_we[w].q.val() & self.s1_same_set_b.q.val();

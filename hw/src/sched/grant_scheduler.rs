@@ -1287,7 +1287,8 @@ impl Logic for GrantScheduler {
         self.total_new.next = self.total.q.val() - self.r_cold.q.val() + self.contrib_new.val();
         self.fifo_due.next =
             self.fifo_on.val() & (self.srpt_granted.q.val() >= self.fifo_threshold.q.val());
-        self.skip_pass.next = !(self.r_present.val() & (self.r_where.val() == self.w2_active.val()))
+        self.skip_pass.next = !(self.r_present.val()
+            & (self.r_where.val() == self.w2_active.val()))
             & !(self.r_wanted.q.val() & (!self.full.val() | self.beats_worst.val()))
             & !self.fifo_due.val()
             & !self.pass_owes.q.val()
@@ -1489,8 +1490,7 @@ impl Logic for GrantScheduler {
             }
             self.fsm.d.next = self.mv_next.q.val();
         } else if self.fsm.q.val() == self.st_refill.val() {
-            if !self.full.val() & self.settled.val() & self.cand_tree.m_present.val()
-            {
+            if !self.full.val() & self.settled.val() & self.cand_tree.m_present.val() {
                 self.refill_slot.d.next = self.cand_tree.m_index.val();
                 self.state_ram.read_address.next = self.cand_tree.m_index.val();
                 self.fsm.d.next = self.st_refill_read.val();
@@ -1704,9 +1704,8 @@ impl Logic for GrantScheduler {
         // ---- status ----
         self.total_incoming.next = self.total.q.val();
         self.active_count.next = self.a_n.q.val();
-        self.idle.next = (self.fsm.q.val() == self.st_idle.val())
-            & self.cfg_ok.val()
-            & self.settled.val();
+        self.idle.next =
+            (self.fsm.q.val() == self.st_idle.val()) & self.cfg_ok.val() & self.settled.val();
 
         // ---- reset ----
         if self.reset.val() {

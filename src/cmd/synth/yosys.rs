@@ -95,13 +95,17 @@ pub fn with_deep_memories_in_uram(script: &str, verilog: &str) -> String {
             .and_then(|n| n.trim().parse::<usize>().ok())
             .map_or(0, |n| n + 1);
         if words >= ULTRA_MIN_WORDS && !module.is_empty() {
-            marks.push_str(&format!("setattr -set ram_style \"ultra\" {module}/m:mem\n"));
+            marks.push_str(&format!(
+                "setattr -set ram_style \"ultra\" {module}/m:mem\n"
+            ));
         }
     }
     match script.find('\n') {
         Some(first) if !marks.is_empty() => {
             // After `read_verilog` and `hierarchy` (the first two lines).
-            let second = script[first + 1..].find('\n').map_or(script.len(), |i| first + 1 + i + 1);
+            let second = script[first + 1..]
+                .find('\n')
+                .map_or(script.len(), |i| first + 1 + i + 1);
             format!("{}{marks}{}", &script[..second], &script[second..])
         }
         _ => script.to_string(),
