@@ -44,6 +44,8 @@ enum Command {
     Rpc(cmd::rpc::RpcArgs),
     /// Prepare this machine for a card: bind it to vfio-pci, check the IOMMU, reserve hugepages, fix /dev/vfio permissions (--status, --dry-run, --reset).
     Setup(cmd::setup::SetupArgs),
+    /// Write a bitstream into a card's configuration flash over its BAR (--vfio BDF, or --sim), verify it, reboot into it.
+    Flash(cmd::flash::FlashArgs),
     /// Synthesize every design with yosys (Xilinx UltraScale+); resources per block and the deepest LUT path.
     Synth(cmd::synth::SynthArgs),
 }
@@ -74,5 +76,6 @@ fn main() -> anyhow::Result<()> {
         Command::Rpc(args) => cmd::rpc::run(&args),
         Command::Setup(args) => cmd::setup::run(&args),
         Command::Synth(args) => cmd::synth::run(&args),
+        Command::Flash(args) => cmd::flash::run(&args),
     }
 }

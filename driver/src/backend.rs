@@ -79,6 +79,14 @@ pub trait Backend: Send + Sync {
     fn cycle(&self) -> Option<u64> {
         None
     }
+
+    /// The host sleeps for `duration` (waiting on something slow: a flash
+    /// erase, a reboot). A real card: the thread sleeps. A simulated card: the
+    /// time passes in the simulation, cheaply when the card is idle (see
+    /// `homa_hw_sim::card::Card::sleep_cycles`).
+    fn sleep(&self, duration: std::time::Duration) {
+        std::thread::sleep(duration);
+    }
 }
 
 /// Checks that a CSR access at `offset` lies in a `window_bytes` register
@@ -128,6 +136,9 @@ macro_rules! forward_backend {
             }
             fn cycle(&self) -> Option<u64> {
                 (**self).cycle()
+            }
+            fn sleep(&self, duration: std::time::Duration) {
+                (**self).sleep(duration)
             }
         }
     )*};

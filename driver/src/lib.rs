@@ -14,7 +14,10 @@
 //! `device.rs` (an opened card), `ring.rs` (descriptor and completion
 //! rings, doorbells), `queues.rs` (an endpoint's rings bound to its block), `rx_area.rs` (its
 //! receive bpages), `entries.rs` (descriptors and completions as types), `sim.rs` and `vfio.rs` (the two backends), `vfio_irq.rs` (interrupts through eventfds),
-//! `memory.rs` (hugepage memory for VFIO DMA), `pci.rs` (PCI IDs, addresses and
+//! `memory.rs` (hugepage memory for VFIO DMA), `board.rs` (the board's
+//! register block), `bitfile.rs` (Xilinx .bit files), `flash.rs` (writing the
+//! configuration flash and rebooting into it), `rescan.rs` (removing and
+//! rescanning a PCI device through sysfs), `pci.rs` (PCI IDs, addresses and
 //! the command register), `setup.rs` (preparing a machine: binding cards to
 //! vfio-pci, hugepages, permissions), `error.rs`.
 //!
@@ -27,15 +30,19 @@
 //! ```
 
 pub mod backend;
+pub mod bitfile;
+pub mod board;
 pub mod device;
 pub mod discovery;
 pub mod dma;
 pub mod entries;
 pub mod error;
+pub mod flash;
 pub mod memory;
 pub mod pci;
 pub mod queues;
 pub mod regs;
+pub mod rescan;
 pub mod ring;
 pub mod rx_area;
 pub mod setup;

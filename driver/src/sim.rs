@@ -34,6 +34,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use homa_hw::regmap;
+use homa_hw_sim::board::BoardConfig;
 use homa_hw_sim::card::Card;
 use homa_hw_sim::host_memory::PAGE_BYTES;
 pub use homa_hw_sim::network::{FrameEvent, SimNetwork};
@@ -85,6 +86,20 @@ impl SimBackend {
     pub fn with_pcie(name: &str, pcie: PcieConfig) -> Self {
         SimBackend {
             card: Arc::new(Mutex::new(Card::new(name, pcie))),
+            network: None,
+            iova: IovaSpace::new(SIM_IOVA_BASE, SIM_IOVA_END),
+        }
+    }
+
+    /// A card in a board (`homa_hw_sim::board`): the board's register block,
+    /// its configuration flash and the FPGA's reboot from flash, for flashing.
+    pub fn with_board(name: &str, board: BoardConfig) -> Self {
+        SimBackend {
+            card: Arc::new(Mutex::new(Card::with_board(
+                name,
+                PcieConfig::default(),
+                board,
+            ))),
             network: None,
             iova: IovaSpace::new(SIM_IOVA_BASE, SIM_IOVA_END),
         }
@@ -212,6 +227,15 @@ impl Backend for SimBackend {
 
     fn cycle(&self) -> Option<u64> {
         Some(lock(&self.card).cycle())
+    }
+
+    fn sleep(&self, duration: std::time::Duration) {
+        // 4 ns a cycle (250 MHz).
+        let cycles = (duration.as_nanos() / 4) as u64;
+        match &self.network {
+            Some((network, _)) => lock(network).run(cycles),
+            None => lock(&self.card).sleep_cycles(cycles),
+        }
     }
 }
 

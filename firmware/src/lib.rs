@@ -24,9 +24,11 @@ pub const TEST_FIFO_ADDR_BITS: usize = 4;
 
 /// The board-level designs hw-sim builds Verilator models of: the crossing
 /// FIFO in both full policies, and two variants: binary counts crossing, and
-/// the broken cut-through one the testbench proves fails.
+/// the broken cut-through one the testbench proves fails; and the board logic
+/// a simulated card carries (register block, flash port, IPROG sender).
 pub fn designs() -> Vec<Design> {
     vec![
+        Design::generate("board_sim", top::board_sim::BoardSim::default()),
         Design::generate(
             "cdc_fifo_drop",
             AxisAsyncFifo::<4, 5>::new(PointerCode::Gray, FullPolicy::DropWhenFull),

@@ -198,7 +198,8 @@ pub fn ip_tcl(board: &Board) -> String {
         ("PL_LINK_CAP_MAX_LINK_WIDTH", "X16".into()),
         ("axisten_if_width", "512_bit".into()),
         ("axisten_freq", "250".into()),
-        ("AXISTEN_IF_EXT_512_CQ_STRADDLE", "true".into()),
+        // Off: our completer takes one request per beat (homa_hw::pcie::completer).
+        ("AXISTEN_IF_EXT_512_CQ_STRADDLE", "false".into()),
         ("AXISTEN_IF_EXT_512_RQ_STRADDLE", "true".into()),
         ("AXISTEN_IF_EXT_512_RC_4TLP_STRADDLE", "true".into()),
         ("axisten_if_enable_client_tag", "true".into()),

@@ -51,8 +51,13 @@ fn board_registers_name_the_board_part_build_and_commit() {
         git_commit: commit,
         git_dirty: true,
     };
-    let mut uut = BoardRegs::new("u250", "xcu250-figd2104-2L-e", &build);
+    let mut uut = BoardRegs::default();
     uut.connect_all();
+    uut.id_words.next = regmap::id_bits(&regmap::constant_words(
+        "u250",
+        "xcu250-figd2104-2L-e",
+        &build,
+    ));
     uut.reset.next = true;
     tick_regs(&mut uut);
     uut.reset.next = false;
@@ -111,8 +116,10 @@ fn only_the_magic_word_at_reboot_requests_a_reboot() {
         git_commit: [0; 20],
         git_dirty: false,
     };
-    let mut uut = BoardRegs::new("u50", "xcu50-fsvh2104-2-e", &build);
+    let mut uut = BoardRegs::default();
     uut.connect_all();
+    uut.id_words.next =
+        regmap::id_bits(&regmap::constant_words("u50", "xcu50-fsvh2104-2-e", &build));
     uut.reset.next = true;
     tick_regs(&mut uut);
     uut.reset.next = false;

@@ -18,6 +18,19 @@
 //!   would send with a bad FCS: it is counted and dropped, never delivered);
 //!   frames given to [`Card::receive`] enter the core's RX port back to back.
 //!
+//! - Board: a card made [`Card::with_board`] also carries the board's logic
+//!   and flash (`board`): BAR accesses with address bit 23 set go to the
+//!   board's register block instead of the core, as the board top level
+//!   splits them. When the board reboots the FPGA, the whole card goes away
+//!   (BAR reads answer all-ones, writes are lost) until the new image runs;
+//!   then the core starts afresh out of reset (host memory stays).
+//! - Sleeping: [`Card::sleep_cycles`] lets a host sleep cheaply during
+//!   flashing. While the board's flash port is idle and the core has nothing
+//!   in flight (no DMA read, no frame in or out), the time passes for the
+//!   board and its flash chip without clocking any RTL; the core's clock
+//!   does not run for it, so the core's cycle count does not include it.
+//!   Otherwise it steps cycle by cycle, exactly.
+//!
 //! Order within a cycle: read the core's settled outputs, answer them (write
 //! beat before read request: the PCIe model's ordering rule), present the
 //! inputs, evaluate, and only then count a handshake as done: AXI's rule is
@@ -26,6 +39,7 @@
 use std::collections::VecDeque;
 
 use crate::axis::{frame_to_beats, Beat};
+use crate::board::{Board, BoardConfig, BoardEvent};
 use crate::csr::{self, CsrPort};
 use crate::host_memory::{ExpectOk, HostMemory, BEAT_BYTES};
 use crate::pcie::{lanes_to_words, words_to_lanes, PcieConfig, PcieModel, ReadBeat, ReadError};
@@ -53,6 +67,15 @@ pub struct CardStats {
 /// The card: core, PCIe link, host memory, Ethernet port.
 pub struct Card {
     core: Sim<HomaCore>,
+    /// The waveform's name, and whether it is kept on failure: for the core
+    /// a reboot builds.
+    name: String,
+    traced: bool,
+    /// Core cycles of cores before the current one (each reboot starts a new
+    /// core at cycle 0).
+    cycle_base: u64,
+    /// The board around the core, on a card made `with_board`.
+    board: Option<Board>,
     pcie: PcieModel,
     /// The response beat on offer to the core, until it takes it.
     rsp_on_offer: Option<(ReadBeat, bool)>,
@@ -73,17 +96,30 @@ impl Card {
     /// A card whose core has been reset, with empty host memory; its
     /// waveform is kept in `target/vcd/<name>.vcd` only if the thread panics.
     pub fn new(name: &str, pcie: PcieConfig) -> Card {
-        Self::build(Sim::traced_on_failure(name), pcie)
+        Self::build(name, true, pcie)
+    }
+
+    /// A card in a board: the core, and the board's register block, flash
+    /// and configuration logic (`crate::board`), running the golden image.
+    pub fn with_board(name: &str, pcie: PcieConfig, board: BoardConfig) -> Card {
+        let mut card = Self::build(name, true, pcie);
+        card.board = Some(Board::new(name, board));
+        card
     }
 
     /// As [`Card::new`] without the waveform (unless `HOMA_VCD` asks for
     /// one): tracing every signal costs most of the simulation's time, so
     /// long runs (the demo, benchmarks) use this.
     pub fn untraced(name: &str, pcie: PcieConfig) -> Card {
-        Self::build(Sim::new(name), pcie)
+        Self::build(name, false, pcie)
     }
 
-    fn build(mut core: Sim<HomaCore>, pcie: PcieConfig) -> Card {
+    fn new_core(name: &str, traced: bool) -> Sim<HomaCore> {
+        let mut core: Sim<HomaCore> = if traced {
+            Sim::traced_on_failure(name)
+        } else {
+            Sim::new(name)
+        };
         core.set_m_axis_tx_tready(true);
         core.reset(4);
         // The core's boot (`homa_hw::core::BOOT_CYCLES`): its grant
@@ -92,8 +128,16 @@ impl Card {
         for _ in 0..boot {
             core.tick();
         }
+        core
+    }
+
+    fn build(name: &str, traced: bool, pcie: PcieConfig) -> Card {
         Card {
-            core,
+            core: Self::new_core(name, traced),
+            name: name.to_string(),
+            traced,
+            cycle_base: 0,
+            board: None,
             pcie: PcieModel::new(pcie, HostMemory::new()),
             rsp_on_offer: None,
             fault_beats: VecDeque::new(),
@@ -106,8 +150,73 @@ impl Card {
         }
     }
 
+    /// Core clock cycles run, over every core this card has booted.
     pub fn cycle(&self) -> u64 {
-        self.core.cycle()
+        self.cycle_base + self.core.cycle()
+    }
+
+    /// The board, on a card made [`Card::with_board`].
+    pub fn board(&self) -> Option<&Board> {
+        self.board.as_ref()
+    }
+
+    /// The board, for tests to inject faults.
+    pub fn board_mut(&mut self) -> Option<&mut Board> {
+        self.board.as_mut()
+    }
+
+    /// Whether the card's logic is there to answer the BAR (always, without
+    /// a board; with one, unless the FPGA is reconfiguring or bricked).
+    pub fn is_up(&self) -> bool {
+        self.board.as_ref().is_none_or(Board::is_up)
+    }
+
+    /// Lets `cycles` cycles pass while the host sleeps: exactly, stepping,
+    /// unless the card is idle (module notes), when the time passes for the
+    /// board alone at no cost.
+    pub fn sleep_cycles(&mut self, cycles: u64) {
+        let mut left = cycles;
+        while left > 0 {
+            let fast = match &self.board {
+                Some(b) => !b.is_up() || (b.port_idle() && self.core_quiet()),
+                None => false,
+            };
+            if !fast {
+                self.step();
+                left -= 1;
+                continue;
+            }
+            let event = self.board.as_mut().unwrap().skip(left);
+            self.board_event(event);
+            return;
+        }
+    }
+
+    /// Nothing in flight between the core and the rest of the card.
+    fn core_quiet(&self) -> bool {
+        self.pcie.outstanding_reads() == 0
+            && self.rsp_on_offer.is_none()
+            && self.fault_beats.is_empty()
+            && self.rx_beats.is_empty()
+            && self.tx_partial.is_empty()
+    }
+
+    fn board_event(&mut self, event: Option<BoardEvent>) {
+        match event {
+            Some(BoardEvent::Booted) => {
+                // A new design: the core out of reset, the link empty.
+                self.cycle_base += self.core.cycle();
+                let boots = self.board.as_ref().map_or(0, |b| b.boots);
+                self.core = Self::new_core(&format!("{}-boot{boots}", self.name), self.traced);
+                let memory = std::mem::take(self.pcie.memory_mut());
+                self.pcie = PcieModel::new(self.pcie.config().clone(), memory);
+                self.rsp_on_offer = None;
+                self.fault_beats.clear();
+                self.tx_partial.clear();
+                self.rx_beats.clear();
+            }
+            Some(BoardEvent::Reconfiguring) | None => {}
+        }
     }
 
     pub fn memory(&self) -> &HostMemory {
@@ -155,13 +264,57 @@ impl Card {
 
     /// Writes a 32-bit register through the BAR.
     pub fn csr_write(&mut self, addr: u32, data: u32) {
+        if !self.is_up() {
+            self.step();
+            return;
+        }
+        if let Some(board) = self.board_for(addr) {
+            board.set_csr(addr, data, true, false);
+            self.step();
+            if let Some(board) = self.board.as_mut() {
+                board.set_csr(addr, 0, false, false);
+            }
+            return;
+        }
         csr::write(self, addr, data);
     }
 
     /// Reads a 32-bit register through the BAR. Panics if the core does not
-    /// answer: a hung CSR read is a broken core.
+    /// answer: a hung CSR read is a broken core. A card that is not up (its
+    /// board reconfiguring the FPGA) answers all-ones, as the host's root
+    /// complex does for a device gone from the link.
     pub fn csr_read(&mut self, addr: u32) -> u32 {
+        if !self.is_up() {
+            self.step();
+            return u32::MAX;
+        }
+        if let Some(board) = self.board_for(addr) {
+            board.set_csr(addr, 0, false, true);
+            self.step();
+            for _ in 0..csr::CSR_READ_TIMEOUT_CYCLES {
+                let Some(board) = self.board.as_mut() else {
+                    break;
+                };
+                board.set_csr(addr, 0, false, false);
+                if let Some(v) = board.csr_rd() {
+                    self.step();
+                    return v;
+                }
+                self.step();
+            }
+            panic!(
+                "board register read of {addr:#08x} got no answer (cycle {})",
+                self.cycle()
+            );
+        }
         csr::read(self, addr).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The board, if the card has one and `addr` is its (address bit 23).
+    fn board_for(&mut self, addr: u32) -> Option<&mut Board> {
+        self.board
+            .as_mut()
+            .filter(|_| addr & homa_hw::regmap::board::BASE != 0)
     }
 
     /// Runs `cycles` clock cycles.
@@ -184,6 +337,21 @@ impl Card {
 
     /// One clock cycle of the whole card.
     pub fn step(&mut self) {
+        if let Some(board) = self.board.as_mut() {
+            if !board.is_up() {
+                let event = board.step();
+                self.board_event(event);
+                return;
+            }
+        }
+        self.step_core();
+        if let Some(board) = self.board.as_mut() {
+            let event = board.step();
+            self.board_event(event);
+        }
+    }
+
+    fn step_core(&mut self) {
         let now = self.core.cycle();
         let c = &mut self.core;
 

@@ -145,6 +145,8 @@ pub struct FlashChip {
     reset_enabled: bool,
     phase: Phase,
     erases_stick: bool,
+    /// Addresses whose cells no longer program (test fault).
+    dead_bytes: Vec<u32>,
     /// Operations completed, for tests and statistics.
     pub programs_done: u64,
     pub erases_done: u64,
@@ -171,6 +173,7 @@ impl FlashChip {
             reset_enabled: false,
             phase: Phase::Idle,
             erases_stick: false,
+            dead_bytes: Vec::new(),
             programs_done: 0,
             erases_done: 0,
         }
@@ -196,6 +199,9 @@ impl FlashChip {
             } if until_ns <= self.now_ns => {
                 for (i, b) in data.iter().enumerate() {
                     let a = page_wrap(addr, i as u32);
+                    if self.dead_bytes.contains(&a) {
+                        continue;
+                    }
                     let old = self.peek(a);
                     self.poke(a, old & b);
                 }
@@ -433,6 +439,13 @@ impl FlashChip {
             },
             _ => Phase::Ignore,
         };
+    }
+
+    /// Test fault: the byte at `addr` no longer programs (it keeps what it
+    /// holds; erased, 0xFF), and the chip does not say so: only a read back
+    /// finds it.
+    pub fn kill_byte(&mut self, addr: u32) {
+        self.dead_bytes.push(addr % SIZE);
     }
 
     /// Test fault: from now on erases never finish (WIP stays set).

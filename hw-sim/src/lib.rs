@@ -16,6 +16,7 @@
 //! panics. VCD time is in picoseconds with a 4 ns (250 MHz) clock.
 
 pub mod axis;
+pub mod board;
 pub mod cable;
 pub mod card;
 pub mod csr;
@@ -23,6 +24,7 @@ pub mod flash_chip;
 pub mod host_memory;
 pub mod network;
 pub mod pcie;
+pub mod tlp;
 pub mod udp_wire;
 
 use std::ffi::CString;
@@ -38,6 +40,7 @@ pub mod models {
 
 pub use models::grant_scheduler::GrantScheduler;
 pub use models::homa_core::HomaCore;
+pub use models::pcie_completer::PcieCompleter;
 pub use models::rpc_table::RpcTable;
 pub use models::rx_fifo::RxFifo;
 pub use models::rx_parser::RxParser;

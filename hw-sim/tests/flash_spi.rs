@@ -38,7 +38,7 @@ impl Wire {
         if cs && sck && !self.last_sck {
             // Rising edge: the chip samples DQ0.
             let bit = uut.flash_dq_o.val().get_bit(0) as u8;
-            assert_eq!(uut.flash_dq_ts.val().get_bit(0), false, "DQ0 not driven");
+            assert!(!uut.flash_dq_ts.val().get_bit(0), "DQ0 not driven");
             self.bits_in = self.bits_in << 1 | bit;
             self.count += 1;
             if self.count == 8 {
@@ -109,8 +109,13 @@ fn the_flash_port_reads_programs_and_polls_the_chip_bit_by_bit() {
         git_commit: [0; 20],
         git_dirty: false,
     };
-    let mut uut = BoardRegs::new("u250", "xcu250-figd2104-2L-e", &build);
+    let mut uut = BoardRegs::default();
     uut.connect_all();
+    uut.id_words.next = regmap::id_bits(&regmap::constant_words(
+        "u250",
+        "xcu250-figd2104-2L-e",
+        &build,
+    ));
     let mut w = Wire {
         chip: FlashChip::default(),
         selected: false,

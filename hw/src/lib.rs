@@ -14,6 +14,7 @@ pub mod core;
 pub mod csr;
 pub mod host_abi;
 pub mod leaf;
+pub mod pcie;
 pub mod regmap;
 pub mod rx;
 pub mod sched;
@@ -94,6 +95,7 @@ pub fn designs() -> Vec<Design> {
     vec![
         core_design(&CoreConfig::default()),
         Design::generate("rpc_table", rx::rpc_table::RpcTable::default()),
+        Design::generate("pcie_completer", pcie::completer::PcieCompleter::default()),
         Design::generate("rx_parser", rx::parser::RxParser::default()),
         Design::generate("tx_header", tx::header::TxHeaderBuilder::default()),
         Design::generate("tx_framer", tx::framer::TxFramer::default()),

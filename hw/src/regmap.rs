@@ -283,3 +283,52 @@ pub fn pack_design_version(version: &str) -> u32 {
     let mut next = || parts.next().unwrap_or(0) & 0xff;
     (next() << 16) | (next() << 8) | next()
 }
+
+/// The board's register block, on a card in a board (the Alveo top levels
+/// of `homa-firmware`, and a simulated card built with a board): what card
+/// and bitstream this is, the reboot trigger, and the configuration flash's
+/// SPI port. It sits at a fixed base in the upper half of the CSR window (the
+/// core decodes the lower half) and is not in the core's block list: a bare
+/// core has no board. The RTL is `homa_firmware::top::board_regs`.
+pub mod board {
+    /// Base of the block in the CSR window (address bit 23).
+    pub const BASE: u32 = 0x80_0000;
+    /// Type code: "HM" and block number 0x10.
+    pub const TYPE: u32 = 0x484d_0010;
+    pub const VERSION: u32 = 0x0001_0000;
+    /// Board name ("u250"), ASCII, byte 0 in bits 7:0.
+    pub const BOARD_NAME: u32 = 0x0c;
+    /// Vivado part, ASCII, NUL-padded, 6 words (24 bytes), byte 0 of each word in bits 7:0.
+    pub const PART: u32 = 0x10;
+    pub const PART_WORDS: usize = 6;
+    /// Build time, seconds since 1970 (UTC), low and high words.
+    pub const BUILD_TIME_LO: u32 = 0x28;
+    pub const BUILD_TIME_HI: u32 = 0x2c;
+    /// Git commit of the source, 20 bytes of SHA-1 in 5 words, byte 0 in bits 7:0 of the first.
+    pub const GIT_COMMIT: u32 = 0x30;
+    pub const GIT_COMMIT_WORDS: usize = 5;
+    /// 1 when the source tree had uncommitted changes.
+    pub const GIT_DIRTY: u32 = 0x44;
+    /// Write REBOOT_MAGIC: the FPGA reconfigures from flash (IPROG through
+    /// ICAPE3). Reads 0.
+    pub const REBOOT: u32 = 0x48;
+    pub const REBOOT_MAGIC: u32 = 0x4950_524f; // "IPRO"
+    /// Bit 0: the MAC's receiver is aligned.
+    pub const MAC_STATUS: u32 = 0x4c;
+    /// The configuration flash's SPI port: bit 0 selects the chip (CS# low),
+    /// bit 1 gives the pins to the card. RW.
+    pub const FLASH_CONTROL: u32 = 0x50;
+    pub const FLASH_SELECT: u32 = 1 << 0;
+    pub const FLASH_OWN: u32 = 1 << 1;
+    /// Write: shift a byte out (bits 7:0). Read: the byte shifted in (7:0), busy (bit 8).
+    pub const FLASH_DATA: u32 = 0x54;
+    pub const FLASH_BUSY: u32 = 1 << 8;
+    /// Registers holding the bitstream's identity, from BOARD_NAME to GIT_DIRTY.
+    pub const ID_WORDS: usize = 1 + PART_WORDS + 2 + GIT_COMMIT_WORDS + 1;
+
+    /// The configuration flash's layout on every supported board (BOARDS.md
+    /// §1.6): the factory golden image below, user images from here up.
+    pub const FLASH_USER_IMAGE: u32 = 0x0100_2000;
+    /// Bytes of configuration flash (one MT25QU01G).
+    pub const FLASH_BYTES: u32 = 128 << 20;
+}

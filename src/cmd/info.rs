@@ -1,6 +1,7 @@
 //! `homa-nic info [--vfio BDF]`: open a card (the simulated one unless a PCI
 //! address is given), and print its register blocks and what its ID block says.
 
+use homa_driver::board::BoardBlock;
 use homa_driver::vfio::VfioConfig;
 use homa_driver::{Backend, Device, PciAddress, SimBackend, VfioBackend};
 
@@ -56,6 +57,19 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<()> {
         id.beat_bytes()
     );
     println!("  wire format     {:#010x}", id.wire_format);
+    // A card in a board (not a bare simulated core) has the board's block too.
+    if let Ok(id) = BoardBlock::open(device.backend()).and_then(|b| b.identity()) {
+        let commit: String = id.git_commit.iter().map(|b| format!("{b:02x}")).collect();
+        println!();
+        println!("board:");
+        println!("  board           {}", id.board);
+        println!("  part            {}", id.part);
+        println!("  built           {} (unix time)", id.build_time);
+        println!(
+            "  git commit      {commit}{}",
+            if id.git_dirty { " (dirty)" } else { "" }
+        );
+    }
     if let Ok(interface) = device.interface() {
         let mac = interface.mac()?;
         let ip = interface.ipv4()?.to_be_bytes();

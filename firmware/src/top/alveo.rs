@@ -6,10 +6,12 @@
 //! - U200/U250: the QSFP's sideband reaches the FPGA; the module is taken out
 //!   of reset and low-power mode and selected (BOARDS.md §1.3).
 //!
-//! Until the PCIe TLP interface exists (issue 10 item 1) the hard block's
-//! user-side streams are tied off here: requests are taken and dropped, no
-//! completion is ever sent. Such a bitstream must not go on a card in a host:
-//! the host's first BAR read would time out.
+//! PCIe: the host's BAR accesses reach the CSR port through our completer
+//! (`homa_hw::pcie::completer`: CQ in, CC out; the IP is built with CQ
+//! straddle off, which it needs). The requester side (the core's DMA to RQ
+//! and RC) is not written yet (issue 10 item 1): RQ is tied off and the DMA
+//! ports never become ready, so the core cannot move data. Such a bitstream
+//! answers BAR reads but must not be mistaken for a working NIC.
 
 use rust_hdl::prelude::*;
 
@@ -17,6 +19,7 @@ use crate::board::Board;
 use crate::regmap::BuildInfo;
 use crate::top::board_logic::BoardLogic;
 use crate::top::vendor::{CmacBlock, ConfigAccess, InitClock, PcieBlock};
+use homa_hw::pcie::completer::PcieCompleter;
 
 macro_rules! alveo_top {
     ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident = $value:tt),* }) => {
@@ -40,6 +43,7 @@ macro_rules! alveo_top {
             pub qsfp0_txn: Signal<Out, Bits<4>>,
             $($(#[$fdoc])* pub $field: Signal<Out, bool>,)*
             pcie: PcieBlock,
+            completer: PcieCompleter,
             cmac: CmacBlock,
             init: InitClock,
             cfg_access: ConfigAccess,
@@ -66,6 +70,7 @@ macro_rules! alveo_top {
                     qsfp0_txn: Default::default(),
                     $($field: Default::default(),)*
                     pcie: Default::default(),
+                    completer: Default::default(),
                     cmac: Default::default(),
                     init: InitClock::new(board),
                     cfg_access: Default::default(),
@@ -77,7 +82,7 @@ macro_rules! alveo_top {
         impl Logic for $name {
             #[hdl_gen]
             fn update(&mut self) {
-                // ---- PCIe: pins, then the user side tied off (no TLP interface yet) ----
+                // ---- PCIe: pins; BAR accesses through the completer; RQ/RC tied off ----
                 self.pcie.refclk_p.next = self.pcie_refclk_p.val();
                 self.pcie.refclk_n.next = self.pcie_refclk_n.val();
                 self.pcie.perst_n.next = self.pcie_perst_n.val();
@@ -91,12 +96,20 @@ macro_rules! alveo_top {
                 self.pcie.rq_tuser.next = 0.into();
                 self.pcie.rq_tvalid.next = false;
                 self.pcie.rc_tready.next = true;
-                self.pcie.cq_tready.next = true;
-                self.pcie.cc_tdata.next = 0.into();
-                self.pcie.cc_tkeep.next = 0.into();
-                self.pcie.cc_tlast.next = false;
-                self.pcie.cc_tuser.next = 0.into();
-                self.pcie.cc_tvalid.next = false;
+                self.completer.clock.next = self.pcie.user_clk.val();
+                self.completer.reset.next = self.pcie.user_reset.val();
+                self.completer.m_axis_cq_tdata.next = self.pcie.cq_tdata.val();
+                self.completer.m_axis_cq_tuser.next = self.pcie.cq_tuser.val();
+                self.completer.m_axis_cq_tlast.next = self.pcie.cq_tlast.val();
+                self.completer.m_axis_cq_tvalid.next = self.pcie.cq_tvalid.val();
+                self.pcie.cq_tready.next = self.completer.m_axis_cq_tready.val();
+                self.pcie.cc_tdata.next = self.completer.s_axis_cc_tdata.val();
+                self.pcie.cc_tkeep.next = self.completer.s_axis_cc_tkeep.val();
+                self.pcie.cc_tlast.next = self.completer.s_axis_cc_tlast.val();
+                self.pcie.cc_tuser.next = self.completer.s_axis_cc_tuser.val();
+                self.pcie.cc_tvalid.next = self.completer.s_axis_cc_tvalid.val();
+                // The block's four tready bits are copies (PG213).
+                self.completer.s_axis_cc_tready.next = self.pcie.cc_tready.val().get_bit(0);
                 self.pcie.cq_np_req.next = 3.into();
 
                 // ---- clocks ----
@@ -110,11 +123,13 @@ macro_rules! alveo_top {
                 self.shell.init_clock.next = self.init.clk_125.val();
                 self.shell.init_locked.next = self.init.locked.val();
 
-                // ---- CSR and DMA: from and to the TLP interface, when it exists ----
-                self.shell.csr_addr.next = 0.into();
-                self.shell.csr_wr_data.next = 0.into();
-                self.shell.csr_wr_en.next = false;
-                self.shell.csr_rd_en.next = false;
+                // ---- CSR from the completer; DMA: the requester side does not exist yet ----
+                self.shell.csr_addr.next = self.completer.csr_addr.val();
+                self.shell.csr_wr_data.next = self.completer.csr_wr_data.val();
+                self.shell.csr_wr_en.next = self.completer.csr_wr_en.val();
+                self.shell.csr_rd_en.next = self.completer.csr_rd_en.val();
+                self.completer.csr_rd_data.next = self.shell.csr_rd_data.val();
+                self.completer.csr_rd_valid.next = self.shell.csr_rd_valid.val();
                 self.shell.dma_rd_req_ready.next = false;
                 self.shell.dma_rd_rsp_valid.next = false;
                 self.shell.dma_rd_rsp_data.next = 0.into();

@@ -24,7 +24,7 @@ use homa_hw::CoreConfig;
 use rust_hdl::prelude::*;
 
 use crate::cdc::axis_async_fifo::{AxisAsyncFifo, FullPolicy, PointerCode};
-use crate::regmap::BuildInfo;
+use crate::regmap::{self, BuildInfo};
 use crate::top::board_regs::BoardRegs;
 use crate::top::iprog::Iprog;
 use crate::top::reset_bridge::ResetBridge;
@@ -104,6 +104,8 @@ pub struct BoardLogic {
 
     core: HomaCore,
     regs: BoardRegs,
+    /// This build's identity, the board registers' ID words.
+    id: Constant<Bits<{ regmap::ID_BITS }>>,
     rx_fifo: AxisAsyncFifo<FIFO_ADDR_BITS, { FIFO_ADDR_BITS + 1 }>,
     tx_fifo: AxisAsyncFifo<FIFO_ADDR_BITS, { FIFO_ADDR_BITS + 1 }>,
     fifo_resets: ResetBridge,
@@ -173,7 +175,8 @@ impl BoardLogic {
             flash_dq_ts: Default::default(),
             flash_dq_i: Default::default(),
             core: HomaCore::new(&CoreConfig::default()),
-            regs: BoardRegs::new(board, part, build),
+            regs: Default::default(),
+            id: Constant::new(regmap::id_bits(&regmap::constant_words(board, part, build))),
             rx_fifo: AxisAsyncFifo::new(PointerCode::Gray, FullPolicy::DropWhenFull),
             tx_fifo: AxisAsyncFifo::new(PointerCode::Gray, FullPolicy::BackPressure),
             fifo_resets: Default::default(),
@@ -209,6 +212,7 @@ impl Logic for BoardLogic {
         self.regs.csr_wr_data.next = self.csr_wr_data.val();
         self.regs.csr_wr_en.next = self.csr_wr_en.val();
         self.regs.csr_rd_en.next = self.csr_rd_en.val();
+        self.regs.id_words.next = self.id.val();
         self.regs.mac_aligned.next = self.aligned_sync2.q.val();
         self.regs.flash_dq_i.next = self.flash_dq_i.val();
         self.flash_sck.next = self.regs.flash_sck.val();

@@ -2,10 +2,16 @@
 //! between it and the core: an access with address bit 23 set is the board's,
 //! every other goes to the core. Reads answer one cycle later, as the core's
 //! do, so the CSR master sees one protocol.
+//!
+//! The identity words (board, part, build time, commit) come in on a port,
+//! `id_words`: the board top level ties it to its build's constants
+//! (`BoardLogic`), and the simulated card's board drives it from the image it
+//! "booted" (`homa_hw_sim::board`), so a reboot into a new image shows a new
+//! identity through this same RTL.
 
 use rust_hdl::prelude::*;
 
-use crate::regmap::{self, BuildInfo, CONSTANT_WORDS};
+use crate::regmap::{self, CONSTANT_WORDS, ID_BITS};
 use crate::top::flash_spi::FlashSpi;
 
 // The literals in `update` (RustHDL cannot use Rust constants there).
@@ -25,6 +31,9 @@ pub struct BoardRegs {
     pub csr_wr_data: Signal<In, Bits<32>>,
     pub csr_wr_en: Signal<In, bool>,
     pub csr_rd_en: Signal<In, bool>,
+    /// The identity registers' values, BOARD_NAME first: word i in bits
+    /// 32i+31:32i (`regmap::id_bits`).
+    pub id_words: Signal<In, Bits<ID_BITS>>,
     /// The address is the board's this cycle: keep the access from the core.
     pub select: Signal<Out, bool>,
     pub rd_data: Signal<Out, Bits<32>>,
@@ -45,14 +54,12 @@ pub struct BoardRegs {
     data: DFF<Bits<32>>,
     valid: DFF<bool>,
     reboot_q: DFF<bool>,
-    words: [Constant<Bits<32>>; CONSTANT_WORDS],
     header: [Constant<Bits<32>>; 3],
     magic: Constant<Bits<32>>,
 }
 
-impl BoardRegs {
-    pub fn new(board: &str, part: &str, build: &BuildInfo) -> Self {
-        let words = regmap::constant_words(board, part, build);
+impl Default for BoardRegs {
+    fn default() -> Self {
         Self {
             clock: Default::default(),
             reset: Default::default(),
@@ -60,6 +67,7 @@ impl BoardRegs {
             csr_wr_data: Default::default(),
             csr_wr_en: Default::default(),
             csr_rd_en: Default::default(),
+            id_words: Default::default(),
             select: Default::default(),
             rd_data: Default::default(),
             rd_valid: Default::default(),
@@ -77,7 +85,6 @@ impl BoardRegs {
             data: Default::default(),
             valid: Default::default(),
             reboot_q: Default::default(),
-            words: std::array::from_fn(|i| Constant::new(words[i].to_bits())),
             header: [
                 Constant::new(regmap::TYPE.to_bits()),
                 Constant::new(regmap::VERSION.to_bits()),
@@ -103,7 +110,7 @@ impl Logic for BoardRegs {
         }
         for i in 0..CONSTANT_WORDS {
             if self.offset.val().index() == 0x0c + 4 * i {
-                self.data.d.next = self.words[i].val();
+                self.data.d.next = self.id_words.val().get_bits::<32>(32 * i);
             }
         }
         if self.offset.val().index() == 0x4c {

@@ -3,6 +3,7 @@
 pub mod alveo;
 pub mod board_logic;
 pub mod board_regs;
+pub mod board_sim;
 pub mod flash_spi;
 pub mod iprog;
 pub mod reset_bridge;
