@@ -177,7 +177,7 @@ impl Endpoint {
         Self::open_with_bpages(nic, port, bpages)
     }
 
-    /// Opens `port` on the card with `bpages` (1..=64) receive bpages (ring
+    /// Opens `port` on the card with `bpages` (1..=`homa_driver::rx_area::MAX_BPAGES`, 1,024) receive bpages (ring
     /// sizes from homa.conf).
     pub fn open_with_bpages(nic: &Nic, port: u16, bpages: u32) -> Result<Endpoint, Error> {
         if port == 0 {

@@ -91,10 +91,10 @@ fn an_unknown_key_is_named_with_the_nearest_one() {
 
 #[test]
 fn a_value_out_of_range_names_the_range() {
-    let p = problem("\nendpoint_bpages = 65\n");
+    let p = problem("\nendpoint_bpages = 1025\n");
     assert_eq!((p.key.as_str(), p.line), ("endpoint_bpages", Some(2)));
-    assert_eq!(p.message, "65 is out of range");
-    assert_eq!(p.allowed.as_deref(), Some("1..=64"));
+    assert_eq!(p.message, "1025 is out of range");
+    assert_eq!(p.allowed.as_deref(), Some("1..=1024"));
     assert_eq!(problem("endpoint_bpages = 0").message, "0 is out of range");
     assert_eq!(
         problem("endpoint_bpages = -1").message,
@@ -273,7 +273,7 @@ fn combinations_across_the_scheduler_keys_are_refused() {
 #[test]
 fn every_problem_of_a_file_is_reported_in_line_order() {
     let e = HomaConf::parse(
-        "endpoint_bpages = 99\nbogus = 1\nendpoint_tx_ring_entries = 3\nmax_incoming = 0\n",
+        "endpoint_bpages = 1025\nbogus = 1\nendpoint_tx_ring_entries = 3\nmax_incoming = 0\n",
         "many.conf",
     )
     .unwrap_err();

@@ -359,3 +359,66 @@ fn one_beat_frames_back_to_back_are_each_judged_and_data_behind_them_arrives_who
     assert_eq!(counter(&mut h, 6), bad_checksum, "IP checksum drops");
     assert_eq!(counter(&mut h, rx_counters::DUPLICATES), 0);
 }
+
+/// A NEED_ACK from the peer of `packet` for its RPC `id` (the peer's id).
+fn need_ack(id: u64) -> Vec<u8> {
+    Frame {
+        eth: EthernetHeader {
+            dst: MacAddr([2, 0, 0, 0, 0, 2]),
+            src: MacAddr([2, 0, 0, 0, 0, 1]),
+        },
+        ip: Ipv4Header::homa([10, 0, 0, 1].into(), [10, 0, 0, 2].into(), 7),
+        homa: HomaPacket {
+            common: CommonHeader::new(0x8000, 99, id, PacketType::NeedAck),
+            body: Body::NeedAck,
+        },
+    }
+    .encode()
+    .unwrap()
+}
+
+#[test]
+fn a_need_ack_is_answered_with_an_ack_unless_its_rpc_is_still_in_progress() {
+    let mut h = TestHost::new("card_rx_need_ack", [2, 0, 0, 0, 0, 2], 0x0a00_0002, &[99]);
+    // An RPC the card does not have (done, or never known): one ACK naming
+    // it, as the client knows it, to the server's port, at priority 7.
+    h.card.receive(&need_ack(0x1235));
+    completions(&mut h, 500);
+    let sent = h.card.take_transmitted();
+    assert_eq!(sent.len(), 1, "one ACK");
+    let ack = Frame::decode(&sent[0].bytes).unwrap();
+    assert_eq!(ack.eth.dst.0, [2, 0, 0, 0, 0, 1]);
+    assert_eq!(u32::from(ack.ip.dst), 0x0a00_0001);
+    assert_eq!(ack.ip.priority(), 7);
+    assert_eq!((ack.homa.common.sport, ack.homa.common.dport), (99, 0x8000));
+    assert_eq!(ack.homa.common.sender_id, 0x1234);
+    let Body::Ack(acks) = &ack.homa.body else {
+        panic!("not an ACK: {ack}")
+    };
+    assert_eq!(
+        acks.acks,
+        [AckEntry {
+            client_id: 0x1234,
+            server_port: 0x8000
+        }]
+    );
+    // A response still arriving: its RPC is here, so no ACK yet.
+    let len = 3 * PAYLOAD;
+    let fill = |i: usize| (i % 7) as u8;
+    h.card.receive(&packet(0x2235, len, 0, fill));
+    h.card.receive(&need_ack(0x2235));
+    completions(&mut h, 500);
+    assert!(
+        h.card.take_transmitted().is_empty(),
+        "no ACK for an RPC in progress"
+    );
+    // Once the response is all in, the RPC is gone: the next NEED_ACK is acked.
+    h.card.receive(&packet(0x2235, len, 1, fill));
+    h.card.receive(&packet(0x2235, len, 2, fill));
+    assert_eq!(completions(&mut h, 2000).len(), 1);
+    h.card.receive(&need_ack(0x2235));
+    completions(&mut h, 500);
+    assert_eq!(h.card.take_transmitted().len(), 1);
+    assert_eq!(counter(&mut h, rx_counters::NEED_ACKS_RECEIVED), 3);
+    assert_eq!(counter(&mut h, rx_counters::ACKS_SENT), 2);
+}

@@ -46,9 +46,9 @@ use crate::rx::parser::RxParser;
 use crate::rx::rpc_table::{RpcTable, SLOT_BITS};
 use crate::sched::grant_scheduler::{GrantScheduler, SLOT_BITS as SCHED_SLOT_BITS};
 use crate::tx::arp_responder::ArpResponder;
+use crate::tx::control_sender::ControlSender;
 use crate::tx::engine::TxEngine;
 use crate::tx::framer::TxFramer;
-use crate::tx::grant_sender::GrantSender;
 use crate::tx::header::TxHeaderBuilder;
 use crate::CoreConfig;
 
@@ -129,7 +129,7 @@ pub struct HomaCore {
     endpoints: [EndpointBlock; ENDPOINTS],
     grant_csr: GrantBlock,
     grant_scheduler: GrantScheduler,
-    grant_sender: GrantSender,
+    control_sender: ControlSender,
     /// The grant sender is in the middle of a frame on the TX port.
     grant_in_frame: DFF<bool>,
     /// The grant sender has the TX port this cycle.
@@ -211,7 +211,7 @@ impl HomaCore {
             endpoints: std::array::from_fn(EndpointBlock::new),
             grant_csr: Default::default(),
             grant_scheduler: Default::default(),
-            grant_sender: Default::default(),
+            control_sender: Default::default(),
             grant_in_frame: Default::default(),
             grant_port: Default::default(),
             tx_engine: Default::default(),
@@ -320,6 +320,9 @@ impl Logic for HomaCore {
         self.rx_counters.path[11].next = self.rx_engine.cutoffs_received.val();
         self.rx_counters.path[12].next = self.tx_engine.grants_unknown.val();
         self.rx_counters.path[13].next = self.tx_engine.grants_dropped.val();
+        self.rx_counters.path[14].next = self.rx_engine.need_acks_received.val();
+        self.rx_counters.path[15].next = self.control_sender.acks_sent.val();
+        self.rx_counters.path[16].next = self.control_sender.acks_dropped.val();
         self.arp.clock.next = self.clock.val();
         self.arp.reset.next = self.reset.val();
         self.arp.s_axis_tdata.next = self.s_axis_rx_tdata.val();
@@ -382,7 +385,7 @@ impl Logic for HomaCore {
         self.grant_csr.wr_data.next = self.csr_wr_data.val();
         self.grant_csr.total_incoming.next = self.grant_scheduler.total_incoming.val();
         self.grant_csr.active_count.next = self.grant_scheduler.active_count.val();
-        self.grant_csr.grants_sent.next = self.grant_sender.grants_sent.val();
+        self.grant_csr.grants_sent.next = self.control_sender.grants_sent.val();
         self.grant_scheduler.clock.next = self.clock.val();
         self.grant_scheduler.reset.next = self.reset.val();
         self.grant_scheduler.cfg_max_incoming.next = self.grant_csr.max_incoming.val();
@@ -402,23 +405,29 @@ impl Logic for HomaCore {
         self.grant_scheduler.s_evt_length.next = self.rx_engine.m_evt_length.val();
         self.grant_scheduler.s_evt_received.next = self.rx_engine.m_evt_received.val();
         self.grant_scheduler.s_evt_incoming.next = self.rx_engine.m_evt_incoming.val();
-        self.grant_sender.clock.next = self.clock.val();
-        self.grant_sender.reset.next = self.reset.val();
-        self.grant_sender.local_mac.next = self.netif.mac.val();
-        self.grant_sender.local_ip.next = self.netif.ipv4.val();
-        self.grant_sender.s_peer_valid.next = self.rx_engine.m_peer_valid.val();
-        self.grant_sender.s_peer_slot.next = self.rx_engine.m_peer_slot.val();
-        self.grant_sender.s_peer_mac.next = self.rx_engine.m_peer_mac.val();
-        self.grant_sender.s_peer_ip.next = self.rx_engine.m_peer_ip.val();
-        self.grant_sender.s_peer_port.next = self.rx_engine.m_peer_port.val();
-        self.grant_sender.s_peer_local_port.next = self.rx_engine.m_peer_local_port.val();
-        self.grant_sender.s_peer_local_id.next = self.rx_engine.m_peer_local_id.val();
-        self.grant_sender.s_grant_valid.next = self.grant_scheduler.m_grant_valid.val();
-        self.grant_scheduler.m_grant_ready.next = self.grant_sender.s_grant_ready.val();
-        self.grant_sender.s_grant_slot.next =
+        self.control_sender.clock.next = self.clock.val();
+        self.control_sender.reset.next = self.reset.val();
+        self.control_sender.local_mac.next = self.netif.mac.val();
+        self.control_sender.local_ip.next = self.netif.ipv4.val();
+        self.control_sender.s_peer_valid.next = self.rx_engine.m_peer_valid.val();
+        self.control_sender.s_peer_slot.next = self.rx_engine.m_peer_slot.val();
+        self.control_sender.s_peer_mac.next = self.rx_engine.m_peer_mac.val();
+        self.control_sender.s_peer_ip.next = self.rx_engine.m_peer_ip.val();
+        self.control_sender.s_peer_port.next = self.rx_engine.m_peer_port.val();
+        self.control_sender.s_peer_local_port.next = self.rx_engine.m_peer_local_port.val();
+        self.control_sender.s_peer_local_id.next = self.rx_engine.m_peer_local_id.val();
+        self.control_sender.s_ack_valid.next = self.rx_engine.m_ack_valid.val();
+        self.control_sender.s_ack_mac.next = self.rx_engine.m_ack_mac.val();
+        self.control_sender.s_ack_ip.next = self.rx_engine.m_ack_ip.val();
+        self.control_sender.s_ack_server_port.next = self.rx_engine.m_ack_server_port.val();
+        self.control_sender.s_ack_local_port.next = self.rx_engine.m_ack_local_port.val();
+        self.control_sender.s_ack_client_id.next = self.rx_engine.m_ack_client_id.val();
+        self.control_sender.s_grant_valid.next = self.grant_scheduler.m_grant_valid.val();
+        self.grant_scheduler.m_grant_ready.next = self.control_sender.s_grant_ready.val();
+        self.control_sender.s_grant_slot.next =
             bit_cast::<SLOT_BITS, SCHED_SLOT_BITS>(self.grant_scheduler.m_grant_slot.val());
-        self.grant_sender.s_grant_offset.next = self.grant_scheduler.m_grant_offset.val();
-        self.grant_sender.s_grant_priority.next = self.grant_scheduler.m_grant_priority.val();
+        self.control_sender.s_grant_offset.next = self.grant_scheduler.m_grant_offset.val();
+        self.control_sender.s_grant_priority.next = self.grant_scheduler.m_grant_priority.val();
 
         // ---- TX: engine -> header builder -> framer -> MAC ----
         self.tx_engine.clock.next = self.clock.val();
@@ -499,7 +508,7 @@ impl Logic for HomaCore {
         // replies (one beat). A frame, once started, keeps the port to its
         // last beat; between frames a GRANT goes first, then ARP, then DATA.
         self.grant_port.next = self.grant_in_frame.q.val()
-            | (self.grant_sender.m_axis_tvalid.val() & !self.tx_in_frame.q.val());
+            | (self.control_sender.m_axis_tvalid.val() & !self.tx_in_frame.q.val());
         self.arp_grant.next =
             self.arp.m_axis_tvalid.val() & !self.tx_in_frame.q.val() & !self.grant_port.val();
         self.m_axis_tx_tdata.next = self.tx_framer.m_axis_tx_tdata.val();
@@ -516,16 +525,17 @@ impl Logic for HomaCore {
             self.m_axis_tx_tuser.next = false;
         }
         if self.grant_port.val() {
-            self.m_axis_tx_tdata.next = self.grant_sender.m_axis_tdata.val();
-            self.m_axis_tx_tkeep.next = self.grant_sender.m_axis_tkeep.val();
-            self.m_axis_tx_tvalid.next = self.grant_sender.m_axis_tvalid.val();
-            self.m_axis_tx_tlast.next = self.grant_sender.m_axis_tlast.val();
+            self.m_axis_tx_tdata.next = self.control_sender.m_axis_tdata.val();
+            self.m_axis_tx_tkeep.next = self.control_sender.m_axis_tkeep.val();
+            self.m_axis_tx_tvalid.next = self.control_sender.m_axis_tvalid.val();
+            self.m_axis_tx_tlast.next = self.control_sender.m_axis_tlast.val();
             self.m_axis_tx_tuser.next = false;
         }
         self.tx_framer.m_axis_tx_tready.next =
             self.m_axis_tx_tready.val() & !self.arp_grant.val() & !self.grant_port.val();
         self.arp.m_axis_tready.next = self.m_axis_tx_tready.val() & self.arp_grant.val();
-        self.grant_sender.m_axis_tready.next = self.m_axis_tx_tready.val() & self.grant_port.val();
+        self.control_sender.m_axis_tready.next =
+            self.m_axis_tx_tready.val() & self.grant_port.val();
         if self.tx_framer.m_axis_tx_tvalid.val()
             & self.m_axis_tx_tready.val()
             & !self.arp_grant.val()
@@ -534,10 +544,10 @@ impl Logic for HomaCore {
             self.tx_in_frame.d.next = !self.tx_framer.m_axis_tx_tlast.val();
         }
         if self.grant_port.val()
-            & self.grant_sender.m_axis_tvalid.val()
+            & self.control_sender.m_axis_tvalid.val()
             & self.m_axis_tx_tready.val()
         {
-            self.grant_in_frame.d.next = !self.grant_sender.m_axis_tlast.val();
+            self.grant_in_frame.d.next = !self.control_sender.m_axis_tlast.val();
         }
         if self.reset.val() {
             self.tx_in_frame.d.next = false;

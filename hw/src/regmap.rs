@@ -111,8 +111,14 @@ pub mod rx_counters {
     pub const GRANTS_UNKNOWN: u32 = 0x74;
     /// GRANTs dropped because the TX engine's queue of them was full.
     pub const GRANTS_DROPPED: u32 = 0x78;
+    /// NEED_ACKs received for an open port.
+    pub const NEED_ACKS_RECEIVED: u32 = 0x7c;
+    /// ACKs sent in answer (the RPC was not, or no longer, in progress).
+    pub const ACKS_SENT: u32 = 0x80;
+    /// NEED_ACKs not answered: another was waiting for its ACK.
+    pub const ACKS_DROPPED: u32 = 0x84;
     /// The RX path counters in address order, 4 bytes apart.
-    pub const PATH_COUNTERS: [u32; 14] = [
+    pub const PATH_COUNTERS: [u32; 17] = [
         FIFO_OVERFLOWS,
         MESSAGES_DELIVERED,
         DROP_CONTROL,
@@ -127,6 +133,9 @@ pub mod rx_counters {
         CUTOFFS_RECEIVED,
         GRANTS_UNKNOWN,
         GRANTS_DROPPED,
+        NEED_ACKS_RECEIVED,
+        ACKS_SENT,
+        ACKS_DROPPED,
     ];
 }
 

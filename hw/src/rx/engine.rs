@@ -11,9 +11,11 @@
 //!             field (`HeaderFields`); beat 1 is kept, its lanes 26.. are the
 //!             first payload bytes. A one-beat frame is a control packet.
 //!   DECIDE    control packets: a GRANT goes to the TX engine (which owns
-//!             outbound messages); CUTOFFS are counted (the sender side will
-//!             take them), the rest together (the timers' issue will serve
-//!             RESEND, BUSY, ACK, NEED_ACK, RPC_UNKNOWN).
+//!             outbound messages); a NEED_ACK is looked up and, unless its
+//!             RPC is still here (its response not all in), answered with an
+//!             ACK (the control sender builds it); CUTOFFS are counted (the
+//!             sender side will take them), the rest together (the timers'
+//!             issue will serve RESEND, BUSY, ACK, RPC_UNKNOWN).
 //!             DATA: an open endpoint's port, a message of 1 to 1,000,000
 //!             bytes, payload inside it; and not a late copy of a message
 //!             completed in the last `RECENT` (its key is remembered: without
@@ -188,6 +190,13 @@ pub struct RxEngine {
     pub m_grant_key: Signal<Out, Bits<KEY_BITS>>,
     pub m_grant_offset: Signal<Out, Bits<32>>,
     pub m_grant_priority: Signal<Out, Bits<3>>,
+    /// Answer a NEED_ACK with an ACK (a strobe): the server and our RPC id.
+    pub m_ack_valid: Signal<Out, bool>,
+    pub m_ack_mac: Signal<Out, Bits<48>>,
+    pub m_ack_ip: Signal<Out, Bits<32>>,
+    pub m_ack_server_port: Signal<Out, Bits<16>>,
+    pub m_ack_local_port: Signal<Out, Bits<16>>,
+    pub m_ack_client_id: Signal<Out, Bits<64>>,
     /// A new inbound message's peer, for the GRANTs sent to it (a write
     /// strobe: one cycle, no back-pressure).
     pub m_peer_valid: Signal<Out, bool>,
@@ -207,6 +216,7 @@ pub struct RxEngine {
     pub messages: Signal<Out, Bits<32>>,
     pub grants_received: Signal<Out, Bits<32>>,
     pub cutoffs_received: Signal<Out, Bits<32>>,
+    pub need_acks_received: Signal<Out, Bits<32>>,
     pub drop_control: Signal<Out, Bits<32>>,
     pub drop_no_endpoint: Signal<Out, Bits<32>>,
     pub drop_rpc_full: Signal<Out, Bits<32>>,
@@ -278,6 +288,9 @@ pub struct RxEngine {
     messages_count: DFF<Bits<32>>,
     grants_count: DFF<Bits<32>>,
     cutoffs_count: DFF<Bits<32>>,
+    need_acks_count: DFF<Bits<32>>,
+    /// The frame is a NEED_ACK being looked up.
+    need_ack: DFF<bool>,
     drop_control_count: DFF<Bits<32>>,
     drop_no_endpoint_count: DFF<Bits<32>>,
     drop_rpc_full_count: DFF<Bits<32>>,
@@ -341,6 +354,8 @@ pub struct RxEngine {
     type_data: Constant<Bits<8>>,
     type_grant: Constant<Bits<8>>,
     type_cutoffs: Constant<Bits<8>>,
+    type_need_ack: Constant<Bits<8>>,
+    op_lookup: Constant<Bits<2>>,
     payload_start: Constant<Bits<16>>,
     max_message: Constant<Bits<32>>,
     op_insert: Constant<Bits<2>>,
@@ -494,6 +509,15 @@ impl Default for RxEngine {
             messages_count: Default::default(),
             grants_count: Default::default(),
             cutoffs_count: Default::default(),
+            need_acks_count: Default::default(),
+            need_ack: Default::default(),
+            need_acks_received: Default::default(),
+            m_ack_valid: Default::default(),
+            m_ack_mac: Default::default(),
+            m_ack_ip: Default::default(),
+            m_ack_server_port: Default::default(),
+            m_ack_local_port: Default::default(),
+            m_ack_client_id: Default::default(),
             drop_control_count: Default::default(),
             drop_no_endpoint_count: Default::default(),
             drop_rpc_full_count: Default::default(),
@@ -543,6 +567,8 @@ impl Default for RxEngine {
             type_data: c8(PacketType::Data as u8),
             type_grant: c8(PacketType::Grant as u8),
             type_cutoffs: c8(PacketType::Cutoffs as u8),
+            type_need_ack: c8(PacketType::NeedAck as u8),
+            op_lookup: Constant::new((RpcOp::Lookup as u64).to_bits()),
             payload_start: Constant::new(PAYLOAD_START.to_bits()),
             max_message: Constant::new((MAX_MESSAGE_BYTES as u64).to_bits()),
             op_insert: Constant::new((RpcOp::Insert as u64).to_bits()),
@@ -620,6 +646,8 @@ impl Logic for RxEngine {
             messages_count,
             grants_count,
             cutoffs_count,
+            need_acks_count,
+            need_ack,
             drop_control_count,
             drop_no_endpoint_count,
             drop_rpc_full_count,
@@ -775,6 +803,14 @@ impl Logic for RxEngine {
         self.m_grant_offset.next = self.fields.offset.val();
         self.m_grant_priority.next = self.fields.ctl_priority.val().get_bits::<3>(0);
 
+        // ---- ACKs for NEED_ACKs ----
+        self.m_ack_valid.next = false;
+        self.m_ack_mac.next = self.fields.src_mac.val();
+        self.m_ack_ip.next = self.fields.src_ip.val();
+        self.m_ack_server_port.next = self.fields.sport.val();
+        self.m_ack_local_port.next = self.fields.dport.val();
+        self.m_ack_client_id.next = self.fields.sender_id.val() ^ 1;
+
         // ---- the peer of a new message ----
         self.m_peer_valid.next = false;
         self.m_peer_slot.next = self.slot.q.val();
@@ -883,9 +919,11 @@ impl Logic for RxEngine {
                 self.state.d.next = self.st_head1.val();
                 if self.s_axis_tlast.val() {
                     // One beat: a control packet without a body (BUSY,
-                    // NEED_ACK, RPC_UNKNOWN).
-                    self.drop_control_count.d.next = self.drop_control_count.q.val() + 1;
-                    self.state.d.next = self.st_head0.val();
+                    // NEED_ACK, RPC_UNKNOWN); its fields all lie in it.
+                    self.win1.d.next = 0.into();
+                    self.last1.d.next = true;
+                    self.frame_done.d.next = true;
+                    self.state.d.next = self.st_decide.val();
                 }
             }
         } else if self.state.q.val() == self.st_head1.val() {
@@ -900,6 +938,7 @@ impl Logic for RxEngine {
         } else if self.state.q.val() == self.st_decide.val() {
             self.endpoint.d.next = self.pick_ep.val();
             self.state.d.next = self.st_lookup.val();
+            self.need_ack.d.next = false;
             if self.same_rpc.val() {
                 // The RPC of the last packet: its slot and record are here.
                 self.state.d.next = self.st_classify.val();
@@ -915,12 +954,21 @@ impl Logic for RxEngine {
                     self.state.d.next = self.st_head0.val();
                 }
             }
+            if (self.fields.packet_type.val() == self.type_need_ack.val()) & self.any_ep.val() {
+                // Answered with an ACK unless the RPC is still here (its
+                // response not all in): look it up.
+                self.need_acks_count.d.next = self.need_acks_count.q.val() + 1;
+                self.need_ack.d.next = true;
+                self.state.d.next = self.st_lookup.val();
+            }
             if self.fields.packet_type.val() == self.type_grant.val() {
                 self.grants_count.d.next = self.grants_count.q.val() + 1;
                 self.m_grant_valid.next = true;
             } else if self.fields.packet_type.val() == self.type_cutoffs.val() {
                 self.cutoffs_count.d.next = self.cutoffs_count.q.val() + 1;
-            } else if self.fields.packet_type.val() != self.type_data.val() {
+            } else if (self.fields.packet_type.val() != self.type_data.val())
+                & (self.fields.packet_type.val() != self.type_need_ack.val())
+            {
                 self.drop_control_count.d.next = self.drop_control_count.q.val() + 1;
             } else if !self.any_ep.val() {
                 self.drop_no_endpoint_count.d.next = self.drop_no_endpoint_count.q.val() + 1;
@@ -935,13 +983,19 @@ impl Logic for RxEngine {
             }
         } else if self.state.q.val() == self.st_lookup.val() {
             self.m_rpc_valid.next = true;
+            if self.need_ack.q.val() {
+                self.m_rpc_op.next = self.op_lookup.val();
+            }
             if self.m_rpc_ready.val() {
                 self.state.d.next = self.st_lookup_wait.val();
             }
         } else if self.state.q.val() == self.st_lookup_wait.val() {
             // The state RAM reads the answered slot at this edge.
             self.rpc_state.read_address.next = self.s_rpc_slot.val();
-            if self.s_rpc_valid.val() {
+            if self.s_rpc_valid.val() & self.need_ack.q.val() {
+                self.m_ack_valid.next = !self.s_rpc_hit.val();
+                self.state.d.next = self.st_head0.val();
+            } else if self.s_rpc_valid.val() {
                 self.slot.d.next = self.s_rpc_slot.val();
                 self.inserted.d.next = self.s_rpc_inserted.val();
                 self.state.d.next = self.st_state.val();
@@ -1188,6 +1242,7 @@ impl Logic for RxEngine {
         self.messages.next = self.messages_count.q.val();
         self.grants_received.next = self.grants_count.q.val();
         self.cutoffs_received.next = self.cutoffs_count.q.val();
+        self.need_acks_received.next = self.need_acks_count.q.val();
         self.drop_control.next = self.drop_control_count.q.val();
         self.drop_no_endpoint.next = self.drop_no_endpoint_count.q.val();
         self.drop_rpc_full.next = self.drop_rpc_full_count.q.val();
@@ -1206,6 +1261,8 @@ impl Logic for RxEngine {
             self.messages_count.d.next = 0.into();
             self.grants_count.d.next = 0.into();
             self.cutoffs_count.d.next = 0.into();
+            self.need_acks_count.d.next = 0.into();
+            self.need_ack.d.next = false;
             self.drop_control_count.d.next = 0.into();
             self.drop_no_endpoint_count.d.next = 0.into();
             self.drop_rpc_full_count.d.next = 0.into();

@@ -15,8 +15,9 @@
 //! The control machine, one thing at a time, in this order of precedence:
 //!   GRANT      a received GRANT (queued by the RX engine, `GRANT_QUEUE`
 //!              deep): look its message up, raise `granted` to the offset
-//!              (never past the message), take its priority, tell the send
-//!              scheduler. A GRANT for no message here is counted.
+//!              (never past the message), take its priority, and tell the
+//!              send scheduler if the message just became eligible (else its
+//!              keys are unchanged). A GRANT for no message here is counted.
 //!   DESCRIPTOR a fetched descriptor (fetched ahead, below): checked
 //!              (opcode, length 1..=1,000,000), INSERTed in `out_table`,
 //!              its progress initialised (granted = min(length,
@@ -261,6 +262,8 @@ pub struct TxEngine {
     birth_ctr: DFF<Bits<32>>,
     in_flight: DFF<Bits<16>>,
     c_failed: DFF<bool>,
+    /// GRANT: the message had granted bytes not yet sent before it.
+    c_was_eligible: DFF<bool>,
 
     // ---- the job queue (packets chosen, payload read issued) ----
     j_desc: [DFF<Bits<512>>; JOBS],
@@ -506,6 +509,7 @@ impl Default for TxEngine {
             birth_ctr: Default::default(),
             in_flight: Default::default(),
             c_failed: Default::default(),
+            c_was_eligible: Default::default(),
             j_desc: Default::default(),
             j_slot: Default::default(),
             j_offset: Default::default(),
@@ -662,6 +666,7 @@ impl Logic for TxEngine {
             birth_ctr,
             in_flight,
             c_failed,
+            c_was_eligible,
             j_head,
             j_tail,
             j_count,
@@ -999,6 +1004,8 @@ impl Logic for TxEngine {
             self.c_granted.d.next = self.progress.read_data.val().get_bits::<20>(20);
             self.c_prio.d.next = self.c_grant_prio.q.val();
             self.c_birth.d.next = self.progress.read_data.val().get_bits::<32>(43);
+            self.c_was_eligible.d.next = self.progress.read_data.val().get_bits::<20>(0)
+                < self.progress.read_data.val().get_bits::<20>(20);
             if self.c_grant_offset.q.val() > self.progress.read_data.val().get_bits::<20>(20) {
                 self.c_granted.d.next = self.c_grant_offset.q.val();
             }
@@ -1007,6 +1014,12 @@ impl Logic for TxEngine {
             // Granted never past the message.
             if self.c_granted.q.val() > self.c_len20.val() {
                 self.c_granted.d.next = self.c_len20.val();
+            } else if self.c_was_eligible.q.val() {
+                // Already eligible: the scheduler's keys (bytes left, age)
+                // are unchanged, so it need not hear (and its trees need not
+                // settle again before the next pick).
+                self.progress.write_enable.next = true;
+                self.ctl.d.next = self.ctl_idle.val();
             } else {
                 self.progress.write_enable.next = self.sched.s_upd_ready.val();
                 self.sched.s_upd_valid.next = true;

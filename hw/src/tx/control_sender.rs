@@ -1,4 +1,5 @@
-//! Grant sender: turns the grant scheduler's decisions into GRANT frames.
+//! Control sender: the card's own control packets. GRANTs (the grant
+//! scheduler's decisions) and ACKs (answers to a server's NEED_ACK).
 //!
 //! DESIGN NOTES
 //! ------------
@@ -12,15 +13,21 @@
 //! between DATA frames, ahead of them: a GRANT never waits behind a queue of
 //! data. Control packets go at priority 7 (HomaModule's control priority).
 //!
-//! One GRANT every 7 cycles plus its two beats; the scheduler queues its
-//! decisions (16 deep) meanwhile. The next frame's header is built while the
-//! current one is on the port.
+//! A NEED_ACK for an RPC the card no longer has (its response all in, or
+//! never known) is answered with an ACK naming it (HomaModule's client does
+//! the same): the RX engine hands over the peer and the RPC id, one held at
+//! a time; another arriving meanwhile is dropped and counted (the server asks
+//! again). GRANTs go first.
+//!
+//! One GRANT every 6 cycles (the peer read, the header builder's two
+//! stages, two beats); the scheduler queues its decisions (16 deep)
+//! meanwhile. The first beat leaves the cycle the header is ready.
 
 use rust_hdl::prelude::*;
 
 use crate::rx::rpc_table::SLOT_BITS;
 use crate::sched::grant_scheduler::LEN_BITS;
-use crate::tx::header::TxHeaderBuilder;
+use crate::tx::header::{TxHeaderBuilder, BODY_BYTES};
 use homa_wire::PacketType;
 
 /// Peer record layout: mac [47:0], ip [79:48], peer port [95:80], local port
@@ -41,7 +48,7 @@ fn c3(v: u64) -> Constant<Bits<3>> {
 }
 
 #[derive(LogicBlock)]
-pub struct GrantSender {
+pub struct ControlSender {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, bool>,
     /// The card's own addresses.
@@ -61,14 +68,25 @@ pub struct GrantSender {
     pub s_grant_slot: Signal<In, Bits<SLOT_BITS>>,
     pub s_grant_offset: Signal<In, Bits<LEN_BITS>>,
     pub s_grant_priority: Signal<In, Bits<3>>,
-    /// GRANT frames.
+    /// Answer this NEED_ACK with an ACK (a strobe from the RX engine): the
+    /// server, and the RPC as this card (the client) knows it.
+    pub s_ack_valid: Signal<In, bool>,
+    pub s_ack_mac: Signal<In, Bits<48>>,
+    pub s_ack_ip: Signal<In, Bits<32>>,
+    pub s_ack_server_port: Signal<In, Bits<16>>,
+    pub s_ack_local_port: Signal<In, Bits<16>>,
+    pub s_ack_client_id: Signal<In, Bits<64>>,
+    /// GRANT and ACK frames.
     pub m_axis_tdata: Signal<Out, Bits<512>>,
     pub m_axis_tkeep: Signal<Out, Bits<64>>,
     pub m_axis_tvalid: Signal<Out, bool>,
     pub m_axis_tlast: Signal<Out, bool>,
     pub m_axis_tready: Signal<In, bool>,
-    /// GRANT frames sent (wraps).
+    /// GRANT frames sent, ACK frames sent, NEED_ACKs not answered for want
+    /// of room (all wrap).
     pub grants_sent: Signal<Out, Bits<32>>,
+    pub acks_sent: Signal<Out, Bits<32>>,
+    pub acks_dropped: Signal<Out, Bits<32>>,
 
     peers: RAM<Bits<PEER_BITS>, SLOT_BITS>,
     header: TxHeaderBuilder,
@@ -80,9 +98,25 @@ pub struct GrantSender {
     beat1: DFF<Bits<512>>,
     keep1: DFF<Bits<64>>,
     sent: DFF<Bits<32>>,
+    /// The NEED_ACK waiting for its ACK.
+    ack_pending: DFF<bool>,
+    ack_mac: DFF<Bits<48>>,
+    ack_ip: DFF<Bits<32>>,
+    ack_server_port: DFF<Bits<16>>,
+    ack_local_port: DFF<Bits<16>>,
+    ack_client_id: DFF<Bits<64>>,
+    /// The frame being built is an ACK (not a GRANT).
+    is_ack: DFF<bool>,
+    acks_count: DFF<Bits<32>>,
+    acks_dropped_count: DFF<Bits<32>>,
     peer: Signal<Local, Bits<PEER_BITS>>,
+    /// ACK's body: one entry (num_acks = 1, client id, server port).
+    ack_body: Signal<Local, Bits<{ 8 * BODY_BYTES }>>,
     all_lanes: Constant<Bits<64>>,
     type_grant: Constant<Bits<8>>,
+    type_ack: Constant<Bits<8>>,
+    /// num_acks = 1 in the top 16 bits of an ACK's body.
+    one_ack: Constant<Bits<{ 8 * BODY_BYTES }>>,
     st_idle: Constant<Bits<3>>,
     st_read: Constant<Bits<3>>,
     st_build: Constant<Bits<3>>,
@@ -91,8 +125,12 @@ pub struct GrantSender {
     st_beat1: Constant<Bits<3>>,
 }
 
-impl Default for GrantSender {
+impl Default for ControlSender {
     fn default() -> Self {
+        assert_eq!(
+            BODY_BYTES, 52,
+            "the ACK body's shifts below assume 416 bits"
+        );
         Self {
             clock: Default::default(),
             reset: Default::default(),
@@ -116,6 +154,24 @@ impl Default for GrantSender {
             m_axis_tlast: Default::default(),
             m_axis_tready: Default::default(),
             grants_sent: Default::default(),
+            acks_sent: Default::default(),
+            acks_dropped: Default::default(),
+            s_ack_valid: Default::default(),
+            s_ack_mac: Default::default(),
+            s_ack_ip: Default::default(),
+            s_ack_server_port: Default::default(),
+            s_ack_local_port: Default::default(),
+            s_ack_client_id: Default::default(),
+            ack_pending: Default::default(),
+            ack_mac: Default::default(),
+            ack_ip: Default::default(),
+            ack_server_port: Default::default(),
+            ack_local_port: Default::default(),
+            ack_client_id: Default::default(),
+            is_ack: Default::default(),
+            acks_count: Default::default(),
+            acks_dropped_count: Default::default(),
+            ack_body: Default::default(),
             peers: Default::default(),
             header: Default::default(),
             state: Default::default(),
@@ -128,6 +184,10 @@ impl Default for GrantSender {
             peer: Default::default(),
             all_lanes: Constant::new(u64::MAX.to_bits()),
             type_grant: Constant::new((PacketType::Grant as u64).to_bits()),
+            type_ack: Constant::new((PacketType::Ack as u64).to_bits()),
+            one_ack: Constant::new(
+                Bits::<{ 8 * BODY_BYTES }>::from(1u64) << ((8 * BODY_BYTES - 16) as u64),
+            ),
             st_idle: c3(state::IDLE),
             st_read: c3(state::READ),
             st_build: c3(state::BUILD),
@@ -138,10 +198,29 @@ impl Default for GrantSender {
     }
 }
 
-impl Logic for GrantSender {
+impl Logic for ControlSender {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, offset, level, beat0, beat1, keep1, sent);
+        dff_setup!(
+            self,
+            clock,
+            state,
+            offset,
+            level,
+            beat0,
+            beat1,
+            keep1,
+            sent,
+            ack_pending,
+            ack_mac,
+            ack_ip,
+            ack_server_port,
+            ack_local_port,
+            ack_client_id,
+            is_ack,
+            acks_count,
+            acks_dropped_count
+        );
         self.peers.read_clock.next = self.clock.val();
         self.peers.write_clock.next = self.clock.val();
         self.peers.write_address.next = self.s_peer_slot.val();
@@ -178,6 +257,35 @@ impl Logic for GrantSender {
         self.header.ctl_length.next = 0.into();
         self.header.ctl_priority.next = bit_cast::<8, 3>(self.level.q.val());
         self.header.body.next = 0.into();
+        // ACK body, first byte on top: num_acks (2 bytes) = 1, then the
+        // entry: client id (8), server port (2); the other entries zero.
+        // (The body is 416 bits: the entry's fields end 16, 80 and 96 bits
+        // below its top.)
+        self.ack_body.next = self.one_ack.val()
+            | (bit_cast::<{ 8 * BODY_BYTES }, 64>(self.ack_client_id.q.val()) << 336)
+            | (bit_cast::<{ 8 * BODY_BYTES }, 16>(self.ack_server_port.q.val()) << 320);
+        if self.is_ack.q.val() {
+            self.header.dst_mac.next = self.ack_mac.q.val();
+            self.header.dst_ip.next = self.ack_ip.q.val();
+            self.header.packet_type.next = self.type_ack.val();
+            self.header.sport.next = self.ack_local_port.q.val();
+            self.header.dport.next = self.ack_server_port.q.val();
+            self.header.sender_id.next = self.ack_client_id.q.val();
+            self.header.body.next = self.ack_body.val();
+        }
+        // A NEED_ACK's answer waits here, one at a time.
+        if self.s_ack_valid.val() {
+            if self.ack_pending.q.val() {
+                self.acks_dropped_count.d.next = self.acks_dropped_count.q.val() + 1;
+            } else {
+                self.ack_pending.d.next = true;
+                self.ack_mac.d.next = self.s_ack_mac.val();
+                self.ack_ip.d.next = self.s_ack_ip.val();
+                self.ack_server_port.d.next = self.s_ack_server_port.val();
+                self.ack_local_port.d.next = self.s_ack_local_port.val();
+                self.ack_client_id.d.next = self.s_ack_client_id.val();
+            }
+        }
 
         self.s_grant_ready.next = false;
         self.m_axis_tvalid.next = false;
@@ -189,9 +297,13 @@ impl Logic for GrantSender {
             // The RAM reads the offered grant's slot at every edge; take the
             // grant, and its peer is out next cycle.
             self.s_grant_ready.next = true;
+            self.is_ack.d.next = false;
             if self.s_grant_valid.val() {
                 self.offset.d.next = self.s_grant_offset.val();
                 self.level.d.next = self.s_grant_priority.val();
+                self.state.d.next = self.st_read.val();
+            } else if self.ack_pending.q.val() {
+                self.is_ack.d.next = true;
                 self.state.d.next = self.st_read.val();
             }
         } else if self.state.q.val() == self.st_read.val() {
@@ -203,11 +315,18 @@ impl Logic for GrantSender {
             self.state.d.next = self.st_wait.val();
         } else if self.state.q.val() == self.st_wait.val() {
             if self.header.out_valid.val() {
+                // The first beat goes out straight from the header builder
+                // (kept, in case the port is busy); the second is kept.
+                self.m_axis_tvalid.next = true;
+                self.m_axis_tdata.next = self.header.out_beat0.val();
                 self.beat0.d.next = self.header.out_beat0.val();
                 self.beat1.d.next = self.header.out_beat1.val();
                 // Lanes 0 .. frame_len - 64 of the second beat.
                 self.keep1.d.next = self.all_lanes.val() >> (128 - self.header.out_frame_len.val());
                 self.state.d.next = self.st_beat0.val();
+                if self.m_axis_tready.val() {
+                    self.state.d.next = self.st_beat1.val();
+                }
             }
         } else if self.state.q.val() == self.st_beat0.val() {
             self.m_axis_tvalid.next = true;
@@ -220,14 +339,24 @@ impl Logic for GrantSender {
             self.m_axis_tkeep.next = self.keep1.q.val();
             self.m_axis_tlast.next = true;
             if self.m_axis_tready.val() {
-                self.sent.d.next = self.sent.q.val() + 1;
+                if self.is_ack.q.val() {
+                    self.acks_count.d.next = self.acks_count.q.val() + 1;
+                    self.ack_pending.d.next = false;
+                } else {
+                    self.sent.d.next = self.sent.q.val() + 1;
+                }
                 self.state.d.next = self.st_idle.val();
             }
         }
         self.grants_sent.next = self.sent.q.val();
+        self.acks_sent.next = self.acks_count.q.val();
+        self.acks_dropped.next = self.acks_dropped_count.q.val();
         if self.reset.val() {
             self.state.d.next = self.st_idle.val();
             self.sent.d.next = 0.into();
+            self.ack_pending.d.next = false;
+            self.acks_count.d.next = 0.into();
+            self.acks_dropped_count.d.next = 0.into();
         }
     }
 }
