@@ -70,4 +70,4 @@ def test_bad_arguments_are_value_errors(cards, pair):
     with pytest.raises(ValueError):
         server.recv_request(timeout=-1)
     with pytest.raises(ValueError):
-        homa_nic.Endpoint(cards[1], 5, bpages=65)
+        homa_nic.Endpoint(cards[1], 5, bpages=1025)
