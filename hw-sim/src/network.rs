@@ -37,6 +37,13 @@
 //!   stamped with the cycle they were handed to the card. Frames that are
 //!   not Homa are the card's business (its parser counts them, its ARP
 //!   responder answers requests for its address).
+//! - An external fabric ([`SimNetwork::on_fabric`]): the cards' ports are
+//!   wired to a caller's [`Fabric`] (the testbench's switch with priority
+//!   queues, for cluster runs). It is told every frame a card sends, with
+//!   the cycle its last beat left, and asked each cycle, before the cards
+//!   step, which frames have reached which card. Being asked every cycle
+//!   (BAR accesses included, which step the network too) makes delivery
+//!   exact however the host software drives the clock.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -93,6 +100,22 @@ enum Links {
     Udp(UdpWire),
     /// One card cabled to itself: lane 0 carries what it sends back to it.
     Loopback(Cable),
+    /// Every card's port on a caller's fabric.
+    External(Box<dyn Fabric>),
+}
+
+/// A network outside the simulator that the cards' ports are wired to
+/// ([`SimNetwork::on_fabric`]).
+pub trait Fabric: Send {
+    /// Card `card` sent `bytes` (a frame without FCS); its last beat left
+    /// the card in `cycle`.
+    fn sent(&mut self, card: usize, cycle: u64, bytes: Vec<u8>);
+    /// Frames that have fully reached their card by cycle `now`, as (card,
+    /// frame), in the order each card is to take them. Called once for
+    /// every cycle, in increasing order.
+    fn arrivals(&mut self, now: u64, out: &mut Vec<(usize, Vec<u8>)>);
+    /// The fabric as `Any`, so its owner can read it back (statistics).
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }
 
 /// Cards on a network, clocked together.
@@ -218,6 +241,26 @@ impl SimNetwork {
         network
     }
 
+    /// `count` cards (without waveform) whose ports are wired to `fabric`.
+    pub fn on_fabric(
+        name: &str,
+        count: usize,
+        pcie: PcieConfig,
+        fabric: Box<dyn Fabric>,
+    ) -> SimNetwork {
+        let mut network = Self::untraced(name, count, pcie);
+        network.links = Links::External(fabric);
+        network
+    }
+
+    /// The fabric of a network made by [`SimNetwork::on_fabric`].
+    pub fn fabric_mut(&mut self) -> Option<&mut dyn Fabric> {
+        match &mut self.links {
+            Links::External(f) => Some(f.as_mut()),
+            _ => None,
+        }
+    }
+
     /// Makes every cable reorder and duplicate frames as `faults` says (each
     /// cable its own draws, from `faults.seed` and its index).
     pub fn set_cable_faults(&mut self, faults: CableFaults) {
@@ -236,7 +279,7 @@ impl SimNetwork {
                     with(c, i as u64);
                 }
             }
-            Links::Udp(_) => {}
+            Links::Udp(_) | Links::External(_) => {}
         }
     }
 
@@ -248,7 +291,7 @@ impl SimNetwork {
                 .iter()
                 .map(Cable::fault_counts)
                 .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1)),
-            Links::Udp(_) => (0, 0),
+            Links::Udp(_) | Links::External(_) => (0, 0),
         }
     }
 
@@ -556,6 +599,16 @@ impl SimNetwork {
     ) {
         match links {
             Links::Udp(_) => unreachable!("the UDP wire is delivered by `deliver`"),
+            Links::External(fabric) => {
+                let mut arrived = Vec::new();
+                fabric.arrivals(now, &mut arrived);
+                for (card, frame) in arrived {
+                    // A card skipped this cycle (a BAR access on it) has run
+                    // ahead: it takes the frame at once, a cycle or so late.
+                    assert!(card < count, "the fabric delivered to card {card} of {count}");
+                    to_card(card, frame);
+                }
+            }
             Links::Loopback(cable) => {
                 if skip != Some(0) {
                     for frame in cable.arrived(0, now) {
@@ -628,6 +681,7 @@ impl SimNetwork {
                 }
             }
             Links::Loopback(cable) => cable.send(0, cycle, bytes),
+            Links::External(fabric) => fabric.sent(from, cycle, bytes),
             Links::Switch { cables, .. } => {
                 if bytes.len() >= 12 {
                     cables[from].send(0, cycle, bytes);

@@ -10,6 +10,7 @@ pub mod sample_capture;
 pub mod server;
 pub mod setup;
 pub mod sim;
+pub mod sim_rtl;
 pub mod synth;
 pub mod verilog;
 pub mod wire;

@@ -1,6 +1,8 @@
 //! `homa-nic sim`: a cluster of simulated Homa NICs under a workload; prints
 //! unloaded RTTs and slowdown by message size (text or JSON), optionally
 //! plots p99 slowdown against message size and captures every frame.
+//! `--engine rtl` runs the same experiment on simulated RTL cards
+//! (`sim_rtl`).
 
 use std::path::PathBuf;
 
@@ -11,6 +13,8 @@ use homa_testbench::model::CYCLES_PER_US;
 use homa_testbench::net::{BufferConfig, FaultConfig, LinkEvent};
 use homa_testbench::report::{self, Experiment};
 use homa_testbench::workload::Workload;
+
+use super::sim_rtl;
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Which implementation of the NIC the hosts run.
@@ -18,6 +22,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 pub enum Engine {
     /// The Rust reference model (fast; the golden model of the RTL).
     Model,
+    /// The card's RTL (Verilator) behind the real driver and host-lib, on
+    /// the same network model: the same RPCs, the same report. Slow: about
+    /// 1-2 M cycles (4-8 us) per second for one card, N cards N times slower;
+    /// no loss or faults (the card does not retransmit yet).
+    Rtl,
 }
 
 #[derive(Args, Debug)]
@@ -25,9 +34,10 @@ pub struct SimArgs {
     /// NIC implementation in every host.
     #[arg(long, value_enum, default_value = "model")]
     pub engine: Engine,
-    /// Hosts, each with one link to a single switch.
-    #[arg(long, default_value_t = 16)]
-    pub hosts: usize,
+    /// Hosts, each with one link to a single switch [default: 16 for the
+    /// model, 4 for rtl, whose every host is a simulated card].
+    #[arg(long)]
+    pub hosts: Option<usize>,
     /// Message-size distribution: w1..w5 (Homa SIGCOMM 2018), compiled in;
     /// $HOMA_WORKLOADS_DIR/<name>.csv instead when that variable is set.
     #[arg(long, default_value = "w4")]
@@ -41,9 +51,14 @@ pub struct SimArgs {
     /// Link rate, Gb/s.
     #[arg(long, default_value_t = 100.0)]
     pub link_gbps: f64,
-    /// Simulated time during which RPCs start (then the simulation drains).
-    #[arg(long, default_value_t = 2000)]
-    pub duration_us: u64,
+    /// Simulated time during which RPCs start (then the simulation drains)
+    /// [default: 2000 for the model, 200 for rtl].
+    #[arg(long)]
+    pub duration_us: Option<u64>,
+    /// rtl: stop when no RPC has completed for this long after the load
+    /// period (a lost frame stalls its RPC: the card does not retransmit yet).
+    #[arg(long, default_value_t = 500)]
+    pub stall_us: u64,
     /// RPCs starting before this are not measured [default: 10% of the duration].
     #[arg(long)]
     pub warmup_us: Option<u64>,
@@ -124,6 +139,23 @@ pub struct SimArgs {
     pub quiet: bool,
 }
 
+/// homa.conf text for the RTL cards: the grant tunables given on the
+/// command line (the rest are HomaModule's defaults, as the model's are).
+fn rtl_homa_conf(args: &SimArgs) -> String {
+    let mut conf = String::new();
+    let mut set = |name: &str, v: Option<u64>| {
+        if let Some(v) = v {
+            conf.push_str(&format!("{name} = {v}\n"));
+        }
+    };
+    set("unsched_bytes", args.unsched_bytes.map(u64::from));
+    set("max_incoming", args.max_incoming.map(u64::from));
+    set("max_overcommit", args.max_overcommit.map(|v| v as u64));
+    set("window", args.window.map(u64::from));
+    set("grant_fifo_fraction", args.grant_fifo_fraction.map(u64::from));
+    conf
+}
+
 fn parse_link_event(s: &str) -> Result<(usize, u64), String> {
     let (h, t) = s
         .split_once('@')
@@ -135,8 +167,23 @@ fn parse_link_event(s: &str) -> Result<(usize, u64), String> {
 }
 
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
-    let Engine::Model = args.engine;
-    if args.hosts < 2 {
+    let rtl = args.engine == Engine::Rtl;
+    let hosts = args.hosts.unwrap_or(if rtl { 4 } else { 16 });
+    let duration_us = args.duration_us.unwrap_or(if rtl { 200 } else { 2000 });
+    if rtl {
+        let faults = [
+            ("--loss", args.loss > 0.0),
+            ("--duplicate", args.duplicate > 0.0),
+            ("--reorder", args.reorder > 0.0),
+            ("--corrupt", args.corrupt > 0.0),
+            ("--link-down", !args.link_down.is_empty()),
+            ("--link-up", !args.link_up.is_empty()),
+        ];
+        if let Some((flag, _)) = faults.iter().find(|f| f.1) {
+            bail!("{flag}: --engine rtl runs without faults (the card does not retransmit yet); drop it or use --engine model");
+        }
+    }
+    if hosts < 2 {
         bail!("--hosts must be at least 2 (RPCs go between hosts)");
     }
     if !(0.0..=0.95).contains(&args.load) {
@@ -157,7 +204,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     }
     .capped(args.max_message);
 
-    let mut cluster = ClusterConfig::new(args.hosts);
+    let mut cluster = ClusterConfig::new(hosts);
     cluster.seed = args.seed;
     let h = &mut cluster.homa;
     h.tick_cycles = args.tick_us * CYCLES_PER_US;
@@ -208,11 +255,11 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             up: true,
         });
     }
-    if let Some(e) = link_events.iter().find(|e| e.host >= args.hosts) {
+    if let Some(e) = link_events.iter().find(|e| e.host >= hosts) {
         bail!(
             "link event for host {} but there are {} hosts",
             e.host,
-            args.hosts
+            hosts
         );
     }
     cluster.faults = FaultConfig {
@@ -223,14 +270,14 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         corrupt: args.corrupt,
         link_events,
     };
-    let duration_cycles = args.duration_us * CYCLES_PER_US;
+    let duration_cycles = duration_us * CYCLES_PER_US;
     let timeout_cycles = cluster.homa.timeout_ticks as u64 * cluster.homa.tick_cycles;
     let exp = Experiment {
         cluster,
         workload,
         load: args.load,
         duration_cycles,
-        warmup_cycles: args.warmup_us.unwrap_or(args.duration_us / 10) * CYCLES_PER_US,
+        warmup_cycles: args.warmup_us.unwrap_or(duration_us / 10) * CYCLES_PER_US,
         // Long enough for every RPC to finish or time out.
         drain_limit_cycles: duration_cycles.max(2 * timeout_cycles),
         pcap: args.pcap.clone(),
@@ -240,6 +287,10 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         ProgressBar::hidden()
     } else {
         let b = ProgressBar::new(duration_cycles / CYCLES_PER_US);
+        if rtl {
+            // The RTL run updates the bar rarely while its cards boot.
+            b.enable_steady_tick(std::time::Duration::from_millis(250));
+        }
         b.set_style(
             ProgressStyle::with_template(
                 "{spinner} simulated {pos}/{len} us [{bar:40}] {elapsed_precise} {msg}",
@@ -249,19 +300,38 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         );
         b
     };
-    let report = report::run(&exp, |now, _end| {
-        let us = now / CYCLES_PER_US;
-        if us > duration_cycles / CYCLES_PER_US {
-            bar.set_message("draining");
-        }
-        bar.set_position(us.min(duration_cycles / CYCLES_PER_US));
-    })?;
+    let report = if rtl {
+        let rtl_exp = sim_rtl::RtlExperiment {
+            homa_conf: rtl_homa_conf(args),
+            cluster: exp.cluster,
+            workload: exp.workload,
+            load: exp.load,
+            duration_cycles,
+            warmup_cycles: exp.warmup_cycles,
+            // No timeouts to wait for: the stall detector ends a stuck run.
+            drain_limit_cycles: duration_cycles.max(args.stall_us * CYCLES_PER_US) * 20,
+            stall_cycles: args.stall_us * CYCLES_PER_US,
+            pcap: exp.pcap,
+        };
+        sim_rtl::run(&rtl_exp, &bar)?
+    } else {
+        report::run(&exp, |now, _end| {
+            let us = now / CYCLES_PER_US;
+            if us > duration_cycles / CYCLES_PER_US {
+                bar.set_message("draining");
+            }
+            bar.set_position(us.min(duration_cycles / CYCLES_PER_US));
+        })?
+    };
     bar.finish_and_clear();
 
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", report.to_text());
+        if rtl {
+            print!("{}", sim_rtl::text_footer(&report));
+        }
     }
     if let Some(path) = &args.plot {
         homa_testbench::plot::slowdown_svg(&report, path)?;

@@ -757,6 +757,68 @@ impl Cluster {
     }
 }
 
+/// One RPC of the Poisson load: when, who to whom, how big.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Arrival {
+    pub at: Cycles,
+    pub client: u32,
+    pub server: u32,
+    pub request_bytes: u32,
+}
+
+/// The RPCs [`Cluster::start_load`] starts for `cfg` and `load`, in the
+/// order it starts them (its record order), without running a cluster: the
+/// same draws from the same stream in the same order, so another engine (the
+/// RTL cluster of `homa-nic sim --engine rtl`) runs exactly the model's load.
+/// The applications' stream feeds only arrivals, so the network cannot
+/// change it.
+pub fn arrival_schedule(cfg: &ClusterConfig, load: &LoadConfig) -> Vec<Arrival> {
+    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
+    let link = Link::new(cfg.net.link_gbps);
+    let wire_per_rpc = load.workload.expect(|l| {
+        let resp = match cfg.response {
+            ResponsePolicy::Echo => l,
+            ResponsePolicy::Fixed(n) => n,
+        };
+        message_wire_bytes(&cfg.homa, l) + message_wire_bytes(&cfg.homa, resp)
+    });
+    if load.load <= 0.0 {
+        return Vec::new();
+    }
+    let mean = wire_per_rpc / (load.load * link.bytes_per_cycle());
+    // (at, sequence, host), earliest first; the sequence breaks ties as the
+    // cluster's event queue does (order of scheduling).
+    let mut queue = BinaryHeap::new();
+    let mut seq = 0u64;
+    for h in 0..cfg.hosts {
+        let first = exponential(&mut rng, mean) as Cycles;
+        if first < load.until {
+            seq += 1;
+            queue.push(std::cmp::Reverse((first, seq, h)));
+        }
+    }
+    let mut out = Vec::new();
+    while let Some(std::cmp::Reverse((now, _, h))) = queue.pop() {
+        let size = load.workload.sample(&mut rng);
+        let mut server = rng.gen_range(0..cfg.hosts - 1);
+        if server >= h {
+            server += 1;
+        }
+        out.push(Arrival {
+            at: now,
+            client: h as u32,
+            server: server as u32,
+            request_bytes: size,
+        });
+        let next = now + exponential(&mut rng, mean).round() as Cycles;
+        if next < load.until {
+            seq += 1;
+            queue.push(std::cmp::Reverse((next, seq, h)));
+        }
+    }
+    out
+}
+
 /// Wire bytes of all DATA packets of a message of `length` bytes (headers,
 /// Ethernet overhead), cut as the sender cuts it.
 pub fn message_wire_bytes(cfg: &HomaConfig, length: u32) -> f64 {

@@ -232,6 +232,68 @@ fn fine_edges() -> Vec<u32> {
 /// Request sizes whose idle RTT the report lists.
 pub const RTT_SIZES: [u32; 7] = [1, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
 
+/// The RPC part of a report: what the measured RPCs did and their slowdown.
+#[derive(Clone, Debug)]
+pub struct RpcSummary {
+    pub measured: usize,
+    pub completed: usize,
+    pub failed: usize,
+    pub unfinished: usize,
+    pub mean_slowdown: f64,
+    pub p50_slowdown: f64,
+    pub p99_slowdown: f64,
+    pub buckets: Vec<Bucket>,
+    pub plot_buckets: Vec<Bucket>,
+}
+
+/// Summarizes the RPCs started in [`warmup`, `duration`) of `records`;
+/// `baseline(request_bytes, response_bytes)` is the idle completion time a
+/// completed RPC's time is divided by. Any engine's records (the model's
+/// cluster, the RTL cluster) go through here, so their tables agree in form.
+pub fn summarize_rpcs(
+    records: &[crate::cluster::RpcRecord],
+    warmup: Cycles,
+    duration: Cycles,
+    mut baseline: impl FnMut(u32, u32) -> Cycles,
+) -> RpcSummary {
+    let measured: Vec<_> = records
+        .iter()
+        .filter(|r| r.start >= warmup && r.start < duration)
+        .collect();
+    let mut rows: Vec<(u32, f64)> = Vec::new();
+    let (mut completed, mut failed, mut unfinished) = (0, 0, 0);
+    for r in &measured {
+        match r.outcome {
+            Outcome::Completed => {
+                completed += 1;
+                let base = baseline(r.request_bytes, r.response_bytes);
+                let took = r.end.unwrap() - r.start;
+                rows.push((r.request_bytes, took as f64 / base as f64));
+            }
+            Outcome::Failed => failed += 1,
+            Outcome::Pending => unfinished += 1,
+        }
+    }
+    let mut all: Vec<f64> = rows.iter().map(|r| r.1).collect();
+    all.sort_by(f64::total_cmp);
+    let mean_slowdown = if all.is_empty() {
+        f64::NAN
+    } else {
+        all.iter().sum::<f64>() / all.len() as f64
+    };
+    RpcSummary {
+        measured: measured.len(),
+        completed,
+        failed,
+        unfinished,
+        mean_slowdown,
+        p50_slowdown: percentile(&all, 0.5),
+        p99_slowdown: percentile(&all, 0.99),
+        buckets: buckets(&rows, &decade_edges()),
+        plot_buckets: buckets(&rows, &fine_edges()),
+    }
+}
+
 /// Runs an experiment; `progress(now, end)` is called now and then.
 pub fn run(
     exp: &Experiment,
@@ -285,32 +347,12 @@ pub fn run(
         })
         .collect();
 
-    let measured: Vec<_> = cluster
-        .records
-        .iter()
-        .filter(|r| r.start >= exp.warmup_cycles && r.start < exp.duration_cycles)
-        .collect();
-    let mut rows: Vec<(u32, f64)> = Vec::new();
-    let (mut completed, mut failed, mut unfinished) = (0, 0, 0);
-    for r in &measured {
-        match r.outcome {
-            Outcome::Completed => {
-                completed += 1;
-                let base = baselines.rpc_cycles(r.request_bytes, r.response_bytes);
-                let took = r.end.unwrap() - r.start;
-                rows.push((r.request_bytes, took as f64 / base as f64));
-            }
-            Outcome::Failed => failed += 1,
-            Outcome::Pending => unfinished += 1,
-        }
-    }
-    let mut all: Vec<f64> = rows.iter().map(|r| r.1).collect();
-    all.sort_by(f64::total_cmp);
-    let mean_slowdown = if all.is_empty() {
-        f64::NAN
-    } else {
-        all.iter().sum::<f64>() / all.len() as f64
-    };
+    let rpcs = summarize_rpcs(
+        &cluster.records,
+        exp.warmup_cycles,
+        exp.duration_cycles,
+        |req, resp| baselines.rpc_cycles(req, resp),
+    );
 
     let snap = cluster.snapshot.clone().unwrap_or_default();
     let capacity =
@@ -350,15 +392,15 @@ pub fn run(
         mean_message_bytes: exp.workload.mean(),
         baseline_method: "measured: the same RPC alone on an idle 2-host network with the same configuration, one run per distinct size",
         unloaded_rtt,
-        rpcs_measured: measured.len(),
-        rpcs_completed: completed,
-        rpcs_failed: failed,
-        rpcs_unfinished: unfinished,
-        mean_slowdown,
-        p50_slowdown: percentile(&all, 0.5),
-        p99_slowdown: percentile(&all, 0.99),
-        buckets: buckets(&rows, &decade_edges()),
-        plot_buckets: buckets(&rows, &fine_edges()),
+        rpcs_measured: rpcs.measured,
+        rpcs_completed: rpcs.completed,
+        rpcs_failed: rpcs.failed,
+        rpcs_unfinished: rpcs.unfinished,
+        mean_slowdown: rpcs.mean_slowdown,
+        p50_slowdown: rpcs.p50_slowdown,
+        p99_slowdown: rpcs.p99_slowdown,
+        buckets: rpcs.buckets,
+        plot_buckets: rpcs.plot_buckets,
         utilization: Utilization {
             uplink_mean,
             uplink_max,

@@ -335,3 +335,36 @@ fn switch_buffer_overflow_drops_frames_and_homa_recovers() {
     );
     assert!(c.endpoint(0).counters().resends_out > 0);
 }
+
+#[test]
+fn the_arrival_schedule_is_the_load_the_cluster_starts() {
+    // Loss changes the network's events, never the applications' draws.
+    let faults = FaultConfig {
+        loss: 0.02,
+        ..Default::default()
+    };
+    let c = load_run("w3", 100_000, 300, faults, 9);
+    let mut cfg = ClusterConfig::new(c.cfg.hosts);
+    cfg.seed = 9;
+    cfg.homa = c.cfg.homa.clone();
+    cfg.net = c.cfg.net.clone();
+    let schedule = homa_testbench::cluster::arrival_schedule(
+        &cfg,
+        &LoadConfig {
+            workload: Workload::builtin("w3").unwrap().capped(100_000),
+            load: 0.5,
+            until: 300 * CYCLES_PER_US,
+        },
+    );
+    assert!(schedule.len() > 20, "{} RPCs", schedule.len());
+    let started: Vec<_> = c
+        .records
+        .iter()
+        .map(|r| (r.start, r.client, r.server, r.request_bytes))
+        .collect();
+    let expected: Vec<_> = schedule
+        .iter()
+        .map(|a| (a.at, a.client, a.server, a.request_bytes))
+        .collect();
+    assert_eq!(started, expected);
+}
