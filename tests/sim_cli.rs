@@ -66,3 +66,81 @@ fn sim_rejects_a_load_out_of_range_and_an_unknown_workload() {
         assert!(stderr.contains(expect), "{stderr}");
     }
 }
+
+#[test]
+fn sim_on_rtl_cards_completes_the_models_rpcs_and_reports_slowdown() {
+    let run = |engine: &str| -> serde_json::Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_homa-nic"))
+            .args([
+                "sim",
+                "--engine",
+                engine,
+                "--hosts",
+                "3",
+                "--workload",
+                "w3",
+                "--max-message",
+                "100000",
+                "--load",
+                "0.3",
+                "--duration-us",
+                "20",
+                "--warmup-us",
+                "0",
+                "--seed",
+                "3",
+                "--json",
+                "--quiet",
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{engine}: {stderr}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let rtl = run("rtl");
+    let model = run("model");
+    // The same RPCs as the model's run, every one completed and intact.
+    assert_eq!(rtl["rpcs_measured"], model["rpcs_measured"], "{rtl}");
+    let measured = rtl["rpcs_measured"].as_u64().unwrap();
+    assert!(measured >= 5, "{rtl}");
+    assert_eq!(rtl["rpcs_completed"].as_u64().unwrap(), measured, "{rtl}");
+    assert_eq!(rtl["rpcs_unfinished"], 0);
+    assert_eq!(rtl["cluster"]["response_checksum_errors"], 0);
+    assert_eq!(rtl["cluster"]["switch_drops"], 0);
+    assert_eq!(rtl["endpoints"]["rx_fifo_overflows"], 0, "{rtl}");
+    // Every request and response reached its card as one message.
+    assert_eq!(
+        rtl["endpoints"]["rx_messages_delivered"].as_u64().unwrap(),
+        2 * rtl["cluster"]["rpcs_completed"].as_u64().unwrap()
+    );
+    let buckets = rtl["buckets"].as_array().unwrap();
+    assert!(!buckets.is_empty(), "{rtl}");
+    let counted: u64 = buckets.iter().map(|b| b["count"].as_u64().unwrap()).sum();
+    assert_eq!(counted, measured);
+    for b in buckets {
+        // Slowdown is against this engine's own idle time: an RPC can not
+        // beat it by much (the idle runs are single RPCs on the same cards).
+        assert!(b["p50"].as_f64().unwrap() > 0.8, "{b}");
+        assert!(b["p99"].as_f64().unwrap() >= b["p50"].as_f64().unwrap());
+    }
+    let idle = rtl["unloaded_rtt"].as_array().unwrap();
+    assert_eq!(idle.len(), 5, "1 B to 100 KB: {rtl}");
+    assert!(idle
+        .windows(2)
+        .all(|w| w[1]["cycles"].as_u64() > w[0]["cycles"].as_u64()));
+}
+
+#[test]
+fn sim_on_rtl_cards_refuses_faults() {
+    let out = Command::new(env!("CARGO_BIN_EXE_homa-nic"))
+        .args(["sim", "--engine", "rtl", "--loss", "0.01"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--loss") && stderr.contains("retransmit"),
+        "{stderr}"
+    );
+}

@@ -605,7 +605,10 @@ impl SimNetwork {
                 for (card, frame) in arrived {
                     // A card skipped this cycle (a BAR access on it) has run
                     // ahead: it takes the frame at once, a cycle or so late.
-                    assert!(card < count, "the fabric delivered to card {card} of {count}");
+                    assert!(
+                        card < count,
+                        "the fabric delivered to card {card} of {count}"
+                    );
                     to_card(card, frame);
                 }
             }

@@ -152,7 +152,10 @@ fn rtl_homa_conf(args: &SimArgs) -> String {
     set("max_incoming", args.max_incoming.map(u64::from));
     set("max_overcommit", args.max_overcommit.map(|v| v as u64));
     set("window", args.window.map(u64::from));
-    set("grant_fifo_fraction", args.grant_fifo_fraction.map(u64::from));
+    set(
+        "grant_fifo_fraction",
+        args.grant_fifo_fraction.map(u64::from),
+    );
     conf
 }
 

@@ -270,7 +270,9 @@ impl Rack {
     }
 
     fn cycle(&self) -> u64 {
-        self.nics[0].cycle().expect("a simulated card counts cycles")
+        self.nics[0]
+            .cycle()
+            .expect("a simulated card counts cycles")
     }
 
     fn with_fabric<R>(&self, f: impl FnOnce(&mut SwitchFabric) -> R) -> R {
@@ -476,7 +478,8 @@ pub fn run(exp: &RtlExperiment, bar: &ProgressBar) -> anyhow::Result<Report> {
                 let r = &mut records[i];
                 let payload = message_payload(cfg.seed, i as u64, r.request_bytes);
                 let to = host_addr(r.server as usize);
-                match rack.clients[h].send_request(Peer::new(to.ip, to.mac.0, SERVER_PORT), &payload)
+                match rack.clients[h]
+                    .send_request(Peer::new(to.ip, to.mac.0, SERVER_PORT), &payload)
                 {
                     Ok(id) => {
                         r.id = id.0;
@@ -541,12 +544,10 @@ pub fn run(exp: &RtlExperiment, bar: &ProgressBar) -> anyhow::Result<Report> {
         }
         bar.set_position(now.min(exp.duration_cycles) / CYCLES_PER_US);
         if now > exp.duration_cycles {
-            bar.set_message(format!(
-                "draining: {} RPCs pending",
-                schedule.len() - ended
-            ));
+            bar.set_message(format!("draining: {} RPCs pending", schedule.len() - ended));
         }
-        if next == schedule.len() && ended == schedule.len() {
+        // As the model's run, the load period is simulated to its end.
+        if next == schedule.len() && ended == schedule.len() && now >= exp.duration_cycles {
             break;
         }
         if now >= end_limit {
@@ -574,22 +575,29 @@ pub fn run(exp: &RtlExperiment, bar: &ProgressBar) -> anyhow::Result<Report> {
         .finish_capture()
         .context("writing the capture")?;
     let card_counters = rack.card_counters();
-    let (frames, unroutable, snapshot, max_port_queue, max_buffer, drops) =
-        rack.with_fabric(|f| {
-            (
-                f.stats.frames,
-                f.stats.unroutable,
-                f.stats.snapshot.clone(),
-                f.switch
-                    .ports
-                    .iter()
-                    .map(|p| p.max_queued_bytes)
-                    .max()
-                    .unwrap_or(0),
-                f.switch.max_total_queued_bytes,
-                f.switch.drops,
-            )
-        });
+    // A run cut short (drain limit) before the load period ended: the links'
+    // bytes so far.
+    let last = rack.cycle();
+    rack.with_fabric(|f| {
+        if f.stats.snapshot.is_none() {
+            f.snapshot(last);
+        }
+    });
+    let (frames, unroutable, snapshot, max_port_queue, max_buffer, drops) = rack.with_fabric(|f| {
+        (
+            f.stats.frames,
+            f.stats.unroutable,
+            f.stats.snapshot.clone(),
+            f.switch
+                .ports
+                .iter()
+                .map(|p| p.max_queued_bytes)
+                .max()
+                .unwrap_or(0),
+            f.switch.max_total_queued_bytes,
+            f.switch.drops,
+        )
+    });
     counters.frames_sent = frames;
     counters.switch_drops = drops + unroutable;
     counters.events = frames;
@@ -627,9 +635,9 @@ pub fn run(exp: &RtlExperiment, bar: &ProgressBar) -> anyhow::Result<Report> {
         return Err(e);
     }
 
-    let (at, up, down) = snapshot.unwrap_or((1, vec![0; hosts], vec![0; hosts]));
-    let capacity = Link::new(cfg.net.link_gbps).bytes_per_cycle()
-        * (at.saturating_sub(t0)).max(1) as f64;
+    let (at, up, down) = snapshot.expect("taken at the end of the load period or of the run");
+    let capacity =
+        Link::new(cfg.net.link_gbps).bytes_per_cycle() * (at.saturating_sub(t0)).max(1) as f64;
     let frac = |v: &[u64]| -> (f64, f64) {
         let f: Vec<f64> = v.iter().map(|&b| b as f64 / capacity).collect();
         (
@@ -699,4 +707,100 @@ pub fn text_footer(report: &Report) -> String {
         report.hosts
     ));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use homa_testbench::net::BufferConfig;
+
+    /// An IPv4 frame from host `from` to host `to` at Homa priority `prio`,
+    /// `len` bytes long; its byte 20 says which it is.
+    fn frame(from: usize, to: usize, prio: u8, len: usize, tag: u8) -> Vec<u8> {
+        let mut f = vec![0u8; len];
+        f[..6].copy_from_slice(&host_addr(to).mac.0);
+        f[6..12].copy_from_slice(&host_addr(from).mac.0);
+        f[12..14].copy_from_slice(&[0x08, 0x00]);
+        f[15] = prio << 5;
+        f[20] = tag;
+        f
+    }
+
+    fn net() -> NetConfig {
+        NetConfig {
+            link_gbps: 100.0,
+            prop_delay_cycles: 25,
+            switch_delay_cycles: 62,
+            buffer: BufferConfig::Shared { bytes: 1 << 20 },
+            host_delay_cycles: 0,
+        }
+    }
+
+    /// Steps the fabric to `until`; (cycle, card, tag) of every arrival.
+    fn arrivals(f: &mut SwitchFabric, from: u64, until: u64) -> Vec<(u64, usize, u8)> {
+        let mut seen = Vec::new();
+        let mut out = Vec::new();
+        for now in from..until {
+            f.arrivals(now, &mut out);
+            seen.extend(out.drain(..).map(|(card, b)| (now, card, b[20])));
+        }
+        seen
+    }
+
+    #[test]
+    fn a_lone_frame_takes_two_serializations_two_propagations_and_the_switch() {
+        let mut f = SwitchFabric::new(3, &net());
+        f.sent(0, 100, frame(0, 2, 0, 1514, 1));
+        // 1538 wire bytes at 100 Gb/s: 30.76 cycles, 31 rounded up.
+        let seen = arrivals(&mut f, 0, 1000);
+        assert_eq!(seen, vec![(100 + 31 + 25 + 62 + 31 + 25, 2, 1)]);
+    }
+
+    #[test]
+    fn a_higher_priority_frame_overtakes_the_queue_at_the_egress_port() {
+        let mut f = SwitchFabric::new(4, &net());
+        // Hosts 0 and 1 both send 8 full frames to host 2 at once: its
+        // downlink has twice its rate offered, and a queue builds.
+        for i in 0..8 {
+            f.sent(0, 10, frame(0, 2, 0, 1514, i));
+            f.sent(1, 10, frame(1, 2, 0, 1514, 10 + i));
+        }
+        // A control-size frame at priority 7 from host 3, once they queue.
+        f.sent(3, 300, frame(3, 2, 7, 80, 100));
+        let seen = arrivals(&mut f, 0, 3000);
+        assert_eq!(seen.len(), 17);
+        let order: Vec<u8> = seen.iter().map(|s| s.2).collect();
+        let pos = order.iter().position(|&t| t == 100).unwrap();
+        assert!(
+            pos < 14,
+            "the priority-7 frame waited behind the queue: {order:?}"
+        );
+        // It left as soon as the frame on the wire did: 300 + its uplink
+        // (2 cycles) + 25 + 62 reaches the switch at 389; the downlink then
+        // finishes one full frame (31 cycles at most) and sends it (2), 25 on.
+        let at = seen[pos].0;
+        assert!(
+            (389 + 2 + 25..=389 + 31 + 2 + 25 + 1).contains(&at),
+            "arrived at {at}"
+        );
+        // Within a priority, first in first out from each sender.
+        let from0: Vec<u8> = order.iter().copied().filter(|&t| t < 10).collect();
+        let from1: Vec<u8> = order
+            .iter()
+            .copied()
+            .filter(|&t| (10..20).contains(&t))
+            .collect();
+        assert_eq!(from0, (0..8).collect::<Vec<u8>>());
+        assert_eq!(from1, (10..18).collect::<Vec<u8>>());
+    }
+
+    #[test]
+    fn frames_to_no_host_are_counted_not_delivered() {
+        let mut f = SwitchFabric::new(2, &net());
+        let mut broadcast = frame(0, 1, 0, 60, 1);
+        broadcast[..6].copy_from_slice(&[0xff; 6]);
+        f.sent(0, 0, broadcast);
+        assert!(arrivals(&mut f, 0, 500).is_empty());
+        assert_eq!(f.stats.unroutable, 1);
+    }
 }
