@@ -185,6 +185,13 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         if let Some((flag, _)) = faults.iter().find(|f| f.1) {
             bail!("{flag}: --engine rtl runs without faults (the card does not retransmit yet); drop it or use --engine model");
         }
+        if args.max_message as usize > homa_host::MAX_MESSAGE_BYTES {
+            bail!(
+                "--max-message {}: the card takes messages of up to {} bytes",
+                args.max_message,
+                homa_host::MAX_MESSAGE_BYTES
+            );
+        }
     }
     if hosts < 2 {
         bail!("--hosts must be at least 2 (RPCs go between hosts)");
