@@ -23,9 +23,10 @@ pub enum Engine {
     /// The Rust reference model (fast; the golden model of the RTL).
     Model,
     /// The card's RTL (Verilator) behind the real driver and host-lib, on
-    /// the same network model: the same RPCs, the same report. Slow: about
-    /// 1-2 M cycles (4-8 us) per second for one card, N cards N times slower;
-    /// no loss or faults (the card does not retransmit yet).
+    /// the same network model: the same RPCs, the same report. Slow: 4
+    /// cards simulate about 100-200 us per second of wall time (release
+    /// build), more cards proportionally less; no loss or faults (the card
+    /// does not retransmit yet). See docs/sim-rtl.md.
     Rtl,
 }
 
