@@ -1,13 +1,15 @@
 //! The top level of the Homa transport core: what sits between the PCIe DMA
 //! shell and the 100G MAC on the card, and what hw-sim drives in simulation.
 //!
-//! Today it holds the CSR decoder and register blocks, the TX path (TX engine,
-//! header builder, framer: messages up to unsched_bytes leave as DATA
-//! packets), the RX path (parser and counters, store-and-forward FIFO, RX
-//! engine with the RPC table and the bpage pool: DATA lands in the endpoint's
-//! buffers), and the completion writer both paths share. Grants, SRPT and
-//! retransmission come next. Top-level ports stay scalar (Verilator mangles
-//! the `$` in RustHDL's names of nested signals).
+//! It holds the CSR decoder and register blocks; the TX path (TX engine with
+//! its outbound table and send scheduler: many messages, SRPT packet by
+//! packet, as far as GRANTs allow; header builder, framer); the RX path
+//! (parser and counters, store-and-forward FIFO, RX engine with the RPC table
+//! and the bpage pool: DATA in any order lands in the endpoint's bpages); the
+//! grant scheduler and the control sender (GRANTs, ACKs) between them; and the
+//! completion writer both paths share. Retransmission comes next. Top-level
+//! ports stay scalar (Verilator mangles the `$` in RustHDL's names of nested
+//! signals).
 //!
 //! CSR protocol: the host raises `csr_rd_en` or `csr_wr_en` for one cycle with
 //! `csr_addr` (a byte address, word aligned). A write takes effect at that
@@ -130,10 +132,10 @@ pub struct HomaCore {
     grant_csr: GrantBlock,
     grant_scheduler: GrantScheduler,
     control_sender: ControlSender,
-    /// The grant sender is in the middle of a frame on the TX port.
-    grant_in_frame: DFF<bool>,
-    /// The grant sender has the TX port this cycle.
-    grant_port: Signal<Local, bool>,
+    /// The control sender is in the middle of a frame on the TX port.
+    control_in_frame: DFF<bool>,
+    /// The control sender has the TX port this cycle.
+    control_port: Signal<Local, bool>,
     tx_engine: TxEngine,
     tx_header: TxHeaderBuilder,
     tx_framer: TxFramer,
@@ -212,8 +214,8 @@ impl HomaCore {
             grant_csr: Default::default(),
             grant_scheduler: Default::default(),
             control_sender: Default::default(),
-            grant_in_frame: Default::default(),
-            grant_port: Default::default(),
+            control_in_frame: Default::default(),
+            control_port: Default::default(),
             tx_engine: Default::default(),
             tx_header: Default::default(),
             tx_framer: Default::default(),
@@ -245,7 +247,7 @@ impl Logic for HomaCore {
             rd_valid,
             rx_wr_busy,
             tx_in_frame,
-            grant_in_frame
+            control_in_frame
         );
 
         // ---- CSR decode: the page (address bits 23:8) selects the block ----
@@ -376,7 +378,7 @@ impl Logic for HomaCore {
         }
 
         // ---- grants: the RX engine's events -> the grant scheduler ->
-        // GRANT frames (the grant sender) ----
+        // GRANT frames (the control sender) ----
         self.grant_csr.clock.next = self.clock.val();
         self.grant_csr.reset.next = self.reset.val();
         self.grant_csr.offset.next = self.csr_addr.val().get_bits::<8>(0);
@@ -507,10 +509,10 @@ impl Logic for HomaCore {
         // The TX port: the framer's frames, and between them GRANTs and ARP
         // replies (one beat). A frame, once started, keeps the port to its
         // last beat; between frames a GRANT goes first, then ARP, then DATA.
-        self.grant_port.next = self.grant_in_frame.q.val()
+        self.control_port.next = self.control_in_frame.q.val()
             | (self.control_sender.m_axis_tvalid.val() & !self.tx_in_frame.q.val());
         self.arp_grant.next =
-            self.arp.m_axis_tvalid.val() & !self.tx_in_frame.q.val() & !self.grant_port.val();
+            self.arp.m_axis_tvalid.val() & !self.tx_in_frame.q.val() & !self.control_port.val();
         self.m_axis_tx_tdata.next = self.tx_framer.m_axis_tx_tdata.val();
         self.m_axis_tx_tkeep.next = self.tx_framer.m_axis_tx_tkeep.val();
         self.m_axis_tx_tvalid.next = self.tx_framer.m_axis_tx_tvalid.val();
@@ -524,7 +526,7 @@ impl Logic for HomaCore {
             self.m_axis_tx_tlast.next = true;
             self.m_axis_tx_tuser.next = false;
         }
-        if self.grant_port.val() {
+        if self.control_port.val() {
             self.m_axis_tx_tdata.next = self.control_sender.m_axis_tdata.val();
             self.m_axis_tx_tkeep.next = self.control_sender.m_axis_tkeep.val();
             self.m_axis_tx_tvalid.next = self.control_sender.m_axis_tvalid.val();
@@ -532,31 +534,31 @@ impl Logic for HomaCore {
             self.m_axis_tx_tuser.next = false;
         }
         self.tx_framer.m_axis_tx_tready.next =
-            self.m_axis_tx_tready.val() & !self.arp_grant.val() & !self.grant_port.val();
+            self.m_axis_tx_tready.val() & !self.arp_grant.val() & !self.control_port.val();
         self.arp.m_axis_tready.next = self.m_axis_tx_tready.val() & self.arp_grant.val();
         self.control_sender.m_axis_tready.next =
-            self.m_axis_tx_tready.val() & self.grant_port.val();
+            self.m_axis_tx_tready.val() & self.control_port.val();
         if self.tx_framer.m_axis_tx_tvalid.val()
             & self.m_axis_tx_tready.val()
             & !self.arp_grant.val()
-            & !self.grant_port.val()
+            & !self.control_port.val()
         {
             self.tx_in_frame.d.next = !self.tx_framer.m_axis_tx_tlast.val();
         }
-        if self.grant_port.val()
+        if self.control_port.val()
             & self.control_sender.m_axis_tvalid.val()
             & self.m_axis_tx_tready.val()
         {
-            self.grant_in_frame.d.next = !self.control_sender.m_axis_tlast.val();
+            self.control_in_frame.d.next = !self.control_sender.m_axis_tlast.val();
         }
         if self.reset.val() {
             self.tx_in_frame.d.next = false;
-            self.grant_in_frame.d.next = false;
+            self.control_in_frame.d.next = false;
         }
         self.tx_engine.frame_sent.next = self.tx_framer.m_axis_tx_tvalid.val()
             & self.m_axis_tx_tready.val()
             & !self.arp_grant.val()
-            & !self.grant_port.val()
+            & !self.control_port.val()
             & self.tx_framer.m_axis_tx_tlast.val();
 
         // ---- completions: the RX engine first (an application waits on

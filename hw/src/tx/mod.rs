@@ -2,7 +2,8 @@
 //! memory and decides what leaves next, `header` builds each packet's
 //! Ethernet/IPv4/Homa headers, `framer` streams headers and payload to the
 //! MAC; `arp_responder` slips ARP replies in between frames, and
-//! `control_sender` the GRANTs the grant scheduler decides.
+//! `control_sender` the GRANTs the grant scheduler decides and the ACKs that
+//! answer NEED_ACK.
 
 pub mod arp_responder;
 pub mod control_sender;
