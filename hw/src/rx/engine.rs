@@ -44,9 +44,10 @@
 //!             payload lanes enabled: no realignment. A beat that straddles a
 //!             bpage boundary goes out twice, once per bpage, each with its
 //!             own lanes.
-//!   COMPLETE  all bytes in: read the message's bpage list (17 cycles; none
-//!             for a message of one bpage), hand the completion over, REMOVE
-//!             the RPC, remember its key.
+//!   COMPLETE  all bytes in: read the message's bpage list (17 cycles, for
+//!             every message: a shortcut for one-bpage messages hung a
+//!             host-lib run and was taken out), hand the completion over,
+//!             REMOVE the RPC, remember its key.
 //!
 //! The record of what arrived (per slot, in `rpc_state`): the length, the
 //! prefix (bytes [0, prefix) all in), the bytes received, and up to `GAPS`
@@ -1147,11 +1148,6 @@ impl Logic for RxEngine {
                             self.cpl_index.d.next = 0.into();
                             self.page_list.d.next = 0.into();
                             self.state.d.next = self.st_cpl_pages.val();
-                            if self.need_pages.val() == 1 {
-                                // One bpage: this packet's; no list to read.
-                                self.first_page.d.next = self.page0.q.val();
-                                self.state.d.next = self.st_complete.val();
-                            }
                         }
                     }
                 } else {
