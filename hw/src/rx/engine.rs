@@ -257,8 +257,7 @@ pub struct RxEngine {
     k_at_prefix: DFF<bool>,
     k_left: [DFF<bool>; GAPS],
     k_right: [DFF<bool>; GAPS],
-    /// Bpages of the new message: how many, and how many taken so far.
-    npages: DFF<Bits<5>>,
+    /// Bpages the new message has taken so far (of `need_pages`).
     page_count: DFF<Bits<5>>,
     /// The bpage of the packet's first byte.
     page0: DFF<Bits<BPAGE_BITS>>,
@@ -491,7 +490,6 @@ impl Default for RxEngine {
             k_at_prefix: Default::default(),
             k_left: Default::default(),
             k_right: Default::default(),
-            npages: Default::default(),
             page_count: Default::default(),
             page0: Default::default(),
             base0: Default::default(),
@@ -631,7 +629,6 @@ impl Logic for RxEngine {
             k_overlap,
             k_len_differs,
             k_at_prefix,
-            npages,
             page_count,
             page0,
             base0,
@@ -1035,7 +1032,6 @@ impl Logic for RxEngine {
                 for k in 0..GAPS {
                     self.r_valid[k].d.next = false;
                 }
-                self.npages.d.next = self.need_pages.val();
                 self.page_count.d.next = 0.into();
                 self.state.d.next = self.st_alloc.val();
                 if self.bpage_free.val() < bit_cast::<FREE_BITS, 5>(self.need_pages.val()) {
@@ -1056,7 +1052,7 @@ impl Logic for RxEngine {
             }
         } else if self.state.q.val() == self.st_alloc_wait.val() {
             self.state.d.next = self.st_alloc.val();
-            if self.page_count.q.val() == self.npages.q.val() {
+            if self.page_count.q.val() == self.need_pages.val() {
                 self.state.d.next = self.st_classify.val();
             }
         } else if self.state.q.val() == self.st_classify.val() {
