@@ -102,19 +102,6 @@ pub fn show_value(value: &[u32]) -> String {
     }
 }
 
-/// HomaModule's unsched_cutoffs (entry i: the largest message sent
-/// unscheduled at priority i) as this card's TX engine has them built in.
-const UNSCHED_CUTOFFS: [u32; 8] = [
-    0,
-    0,
-    0,
-    0,
-    tx_engine::UNSCHED_CUTOFFS[3],
-    tx_engine::UNSCHED_CUTOFFS[2],
-    tx_engine::UNSCHED_CUTOFFS[1],
-    tx_engine::UNSCHED_CUTOFFS[0],
-];
-
 const PACER: &str = "built into the TX engine's RTL (homa_hw::tx::engine::PACER_FIFO_FRACTION)";
 const NO_TIMERS: &str = "the card has no retransmit timers yet";
 const TX_ENGINE: &str = "built into the TX engine's RTL (homa_hw::tx::engine)";
@@ -138,10 +125,10 @@ pub const TUNABLES: &[Tunable] = &[
         name: "unsched_cutoffs",
         target: Target::Fixed { why: TX_ENGINE },
         shape: Shape::Array(8),
-        default: &UNSCHED_CUTOFFS,
+        default: &tx_engine::UNSCHED_CUTOFFS,
         min: 0,
         max: 1_000_000,
-        help: "entry i: the largest message sent unscheduled at priority i",
+        help: "entry i: the largest message a peer sends us unscheduled at priority i (announced in CUTOFFS)",
     },
     Tunable {
         name: "cutoff_version",
@@ -150,7 +137,7 @@ pub const TUNABLES: &[Tunable] = &[
         default: &[tx_engine::CUTOFF_VERSION as u32],
         min: 0,
         max: 0xffff,
-        help: "version of unsched_cutoffs carried in every DATA packet",
+        help: "version of our unsched_cutoffs; a peer whose DATA carries another gets our CUTOFFS",
     },
     Tunable {
         name: "num_priorities",

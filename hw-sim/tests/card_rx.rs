@@ -15,7 +15,7 @@ use homa_wire::*;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use support::host::{TestHost, BPAGES};
+use support::host::{Send, TestHost, BPAGES, TX_BUFFERS};
 
 const PAYLOAD: usize = 1424;
 
@@ -47,6 +47,16 @@ fn packet_at(id: u64, len: usize, offset: usize, fill: impl Fn(usize) -> u8) -> 
     }
     .encode()
     .unwrap()
+}
+
+/// `packet_at`'s frame with another cutoff version in its DATA header.
+fn with_cutoff_version(frame: Vec<u8>, version: u16) -> Vec<u8> {
+    let mut f = Frame::decode(&frame).unwrap();
+    let Body::Data(d) = &mut f.homa.body else {
+        unreachable!()
+    };
+    d.cutoff_version = version;
+    f.encode().unwrap()
 }
 
 /// Packet `index` of the message (payload 1424 bytes from index * 1424).
@@ -421,4 +431,103 @@ fn a_need_ack_is_answered_with_an_ack_unless_its_rpc_is_still_in_progress() {
     assert_eq!(h.card.take_transmitted().len(), 1);
     assert_eq!(counter(&mut h, rx_counters::NEED_ACKS_RECEIVED), 3);
     assert_eq!(counter(&mut h, rx_counters::ACKS_SENT), 2);
+}
+
+#[test]
+fn a_peer_whose_data_carries_another_cutoff_version_gets_our_cutoffs() {
+    use homa_hw::tx::engine::{CUTOFF_VERSION, UNSCHED_CUTOFFS};
+    let mut h = TestHost::new("card_rx_cutoffs", [2, 0, 0, 0, 0, 2], 0x0a00_0002, &[99]);
+    let fill = |i: usize| (i % 11) as u8;
+    let len = 3 * PAYLOAD;
+    // A new message whose DATA carries version 0 (HomaModule before it has
+    // heard from us): one CUTOFFS back, for the whole message.
+    for index in 0..3 {
+        h.card
+            .receive(&with_cutoff_version(packet(0x3001, len, index, fill), 0));
+    }
+    assert_eq!(completions(&mut h, 3000).len(), 1);
+    let sent = h.card.take_transmitted();
+    assert_eq!(sent.len(), 1, "one CUTOFFS");
+    let f = Frame::decode(&sent[0].bytes).unwrap();
+    assert_eq!(f.eth.dst.0, [2, 0, 0, 0, 0, 1]);
+    assert_eq!(u32::from(f.ip.dst), 0x0a00_0001);
+    assert_eq!(f.ip.priority(), 7);
+    assert_eq!((f.homa.common.sport, f.homa.common.dport), (99, 0x8000));
+    assert_eq!(f.homa.common.sender_id, 0x3000);
+    assert_eq!(
+        f.homa.body,
+        Body::Cutoffs(Cutoffs {
+            unsched_cutoffs: UNSCHED_CUTOFFS,
+            cutoff_version: CUTOFF_VERSION,
+        })
+    );
+    // A message with our version: nothing. Another stale one: another.
+    h.card.receive(&packet(0x3003, 100, 0, fill));
+    h.card
+        .receive(&with_cutoff_version(packet(0x3005, 100, 0, fill), 7));
+    assert_eq!(completions(&mut h, 2000).len(), 2);
+    let sent = h.card.take_transmitted();
+    assert_eq!(sent.len(), 1, "one more CUTOFFS");
+    assert_eq!(Frame::decode(&sent[0].bytes).unwrap().homa.common.sender_id, 0x3004);
+    assert_eq!(counter(&mut h, rx_counters::CUTOFFS_SENT), 2);
+    assert_eq!(counter(&mut h, rx_counters::CUTOFFS_DROPPED), 0);
+}
+
+#[test]
+fn a_finished_rpc_is_acked_in_the_next_data_to_its_server() {
+    let mut h = TestHost::new("card_rx_acks", [2, 0, 0, 0, 0, 2], 0x0a00_0002, &[99]);
+    let fill = |i: usize| (i % 13) as u8;
+    // Two responses from the server 10.0.0.1:32768 (its ids odd: ours are
+    // 0x4000 and 0x4002); the second replaces the first as the ack owed (the
+    // server asks for the other with NEED_ACK).
+    h.card.receive(&packet(0x4001, 2 * PAYLOAD, 0, fill));
+    h.card.receive(&packet(0x4001, 2 * PAYLOAD, 1, fill));
+    h.card.receive(&packet(0x4003, 10, 0, fill));
+    assert_eq!(completions(&mut h, 3000).len(), 2);
+    // A request (not a response) completing owes nothing.
+    h.card.receive(&packet(0x5000, 10, 0, fill));
+    assert_eq!(completions(&mut h, 1000).len(), 1);
+    // Our next two requests to that host: the first DATA carries the ack,
+    // the rest carry none; a request to another host carries none.
+    let send = |rpc_id: u64, peer_ip: u32, length: u32| Send {
+        endpoint: 0,
+        opcode: homa_hw::host_abi::tx_desc::opcode::SEND_REQUEST,
+        rpc_id,
+        buffer: TX_BUFFERS,
+        length,
+        peer_ip,
+        peer_port: 7,
+        peer_mac: [2, 0, 0, 0, 0, 1],
+        cookie: 0,
+    };
+    h.card.memory_mut().write(TX_BUFFERS, &[5u8; 3000]);
+    h.post(&send(0x6000, 0x0a00_0003, 100));
+    h.post(&send(0x6002, 0x0a00_0001, 3000));
+    h.post(&send(0x6004, 0x0a00_0001, 100));
+    h.doorbell(0);
+    completions(&mut h, 3000);
+    let acks: Vec<(u64, u32, u32, AckEntry)> = h
+        .card
+        .take_transmitted()
+        .iter()
+        .map(|t| Frame::decode(&t.bytes).unwrap())
+        .filter_map(|f| match &f.homa.body {
+            Body::Data(d) => Some((f.homa.common.sender_id, u32::from(f.ip.dst), d.seg_offset, d.ack)),
+            _ => None,
+        })
+        .collect();
+    let owed = AckEntry {
+        client_id: 0x4002,
+        server_port: 0x8000,
+    };
+    // (The send scheduler interleaves the messages: check by host, in the
+    // order the frames left.)
+    let to = |ip: u32| -> Vec<AckEntry> {
+        acks.iter().filter(|a| a.1 == ip).map(|a| a.3).collect()
+    };
+    let none = AckEntry::default();
+    assert_eq!(acks.len(), 5, "{acks:x?}");
+    assert_eq!(to(0x0a00_0003), vec![none]);
+    assert_eq!(to(0x0a00_0001), vec![owed, none, none, none], "{acks:x?}");
+    assert_eq!(counter(&mut h, rx_counters::ACKS_PIGGYBACKED), 1);
 }

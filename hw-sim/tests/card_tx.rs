@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 
 use homa_hw::host_abi::{self, completion, tx_desc, ENTRY_BYTES};
 use homa_hw::regmap::{endpoint, grant};
-use homa_hw::tx::engine::{MAX_MESSAGE_BYTES, MAX_SEGMENT_BYTES, UNSCHED_CUTOFFS};
+use homa_hw::tx::engine::{MAX_MESSAGE_BYTES, MAX_SEGMENT_BYTES};
+use homa_hw::tx::peer_state::{peer_index, UNKNOWN_PEER_LEVEL};
 use homa_hw_sim::card::Card;
 use homa_wire::{Body, Frame};
 use rand::{Rng, SeedableRng};
@@ -76,10 +77,13 @@ fn completions(card: &Card, e: usize, n: u32) -> Vec<[u8; ENTRY_BYTES]> {
         .collect()
 }
 
-fn expected_level(len: usize) -> u8 {
-    match UNSCHED_CUTOFFS.iter().position(|&c| len as u32 <= c) {
-        Some(i) => 7 - i as u8,
-        None => 4,
+/// The unscheduled priority of a message of `len` bytes to a peer that
+/// announced `cutoffs` (HomaModule's rule: the highest `i` whose limit
+/// holds it), or to one that announced none.
+fn expected_level(len: usize, cutoffs: Option<&[u32; 8]>) -> u8 {
+    match cutoffs {
+        None => UNKNOWN_PEER_LEVEL as u8,
+        Some(c) => (0..8).rev().find(|&i| c[i] as usize >= len).unwrap_or(0) as u8,
     }
 }
 
@@ -123,9 +127,10 @@ fn check_frames(frames: &[homa_hw_sim::card::TxFrame], messages: &[Message]) {
         assert_eq!(u32::from(frame.ip.dst), msg.peer_ip);
         assert_eq!(
             frame.ip.priority(),
-            expected_level(msg.payload.len()),
+            expected_level(msg.payload.len(), None),
             "{frame}"
         );
+        assert_eq!(d.cutoff_version, 0, "no CUTOFFS heard: version 0");
         assert_eq!(c.sport, 1000 + msg.endpoint as u16);
         assert_eq!(c.dport, msg.peer_port);
         assert_eq!(d.message_length as usize, msg.payload.len());
@@ -462,7 +467,7 @@ fn a_long_message_sends_its_unscheduled_bytes_then_only_what_is_granted() {
         sent.last().map(|f| f.0 as usize + f.1),
         Some(UNSCHED_BYTES as usize)
     );
-    assert!(sent.iter().all(|f| f.2 == expected_level(len)));
+    assert!(sent.iter().all(|f| f.2 == expected_level(len, None)));
     // A GRANT to 60,000 at priority 2: exactly the bytes up to it, at 2.
     card.receive(&grant_frame(&msg, 60_000, 2));
     card.run(20_000);
@@ -491,4 +496,105 @@ fn a_long_message_sends_its_unscheduled_bytes_then_only_what_is_granted() {
         card.csr_read(rx_counters::BASE + rx_counters::GRANTS_UNKNOWN),
         1
     );
+}
+
+/// A CUTOFFS packet from `msg`'s peer.
+fn cutoffs_frame(msg: &Message, unsched_cutoffs: [u32; 8], cutoff_version: u16) -> Vec<u8> {
+    use homa_wire::*;
+    Frame {
+        eth: EthernetHeader {
+            dst: MacAddr(LOCAL_MAC),
+            src: MacAddr(msg.peer_mac),
+        },
+        ip: Ipv4Header::homa(msg.peer_ip.into(), LOCAL_IP.into(), 7),
+        homa: HomaPacket {
+            common: CommonHeader::new(
+                msg.peer_port,
+                1000 + msg.endpoint as u16,
+                msg.rpc_id ^ 1,
+                PacketType::Cutoffs,
+            ),
+            body: Body::Cutoffs(Cutoffs {
+                unsched_cutoffs,
+                cutoff_version,
+            }),
+        },
+    }
+    .encode()
+    .unwrap()
+}
+
+#[test]
+fn unscheduled_priority_follows_the_cutoffs_each_peer_announced() {
+    let mut card = card("card_tx_cutoffs", 1);
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    // Peers: two that announce cutoffs (one of them twice: the second
+    // replaces the first), one that never does, and one that folds to the
+    // same table entry as the first and takes it over.
+    let peer = |i: u32| 0x0a00_0010 + i;
+    let a = peer(0);
+    let b = peer(1);
+    let silent = peer(2);
+    let rival = (1..1000u32)
+        .map(|k| a + (k << 8))
+        .find(|&ip| peer_index(ip) == peer_index(a))
+        .unwrap();
+    let cutoffs_a1 = [0, 0, 0, 1_000_000, 60_000, 9_000, 1_500, 100];
+    let cutoffs_a2 = [0, 1_000_000, 30_000, 10_000, 3_000, 700, 300, 0];
+    let cutoffs_b = [2_000_000_000, 500_000, 0, 0, 0, 0, 0, 5_000];
+    let mut n = 0u32;
+    let mut send_round = |card: &mut Card, rng: &mut ChaCha8Rng, who: &[(u32, Option<[u32; 8]>, u16)]| {
+        for &(ip, cutoffs, version) in who {
+            // Every limit below exactly, and one byte either side of some.
+            for len in [
+                1usize, 99, 100, 101, 299, 300, 700, 1_500, 1_501, 3_000, 5_000, 5_001, 9_000,
+                10_000, 30_000, 40_000,
+            ] {
+                let mut msg = random_message(rng, 0, n as usize % 40, len);
+                msg.peer_ip = ip;
+                msg.rpc_id = 2 * (n as u64 + 1);
+                msg.opcode = tx_desc::opcode::SEND_REQUEST;
+                post(card, n, &msg);
+                n += 1;
+                card.csr_write(endpoint::base(0) + endpoint::TX_PRODUCER, n);
+                card.run(2_000);
+                // Its completion taken: the ring never fills.
+                card.csr_write(endpoint::base(0) + endpoint::CPL_CONSUMER, n);
+                let frames = card.take_transmitted();
+                assert!(!frames.is_empty(), "message {} sent", msg.rpc_id);
+                for f in frames {
+                    let frame = Frame::decode(&f.bytes).unwrap();
+                    let Body::Data(d) = &frame.homa.body else {
+                        panic!("not DATA: {frame}")
+                    };
+                    assert_eq!(u32::from(frame.ip.dst), ip);
+                    assert_eq!(
+                        (frame.ip.priority(), d.cutoff_version),
+                        (expected_level(len, cutoffs.as_ref()), version),
+                        "a {len}-byte message to {ip:#x}: {frame}"
+                    );
+                }
+            }
+        }
+    };
+    // Nobody has announced anything: priority 6, version 0, as HomaModule.
+    send_round(&mut card, &mut rng, &[(a, None, 0), (b, None, 0)]);
+    let base = Message { peer_ip: a, ..random_message(&mut rng, 0, 0, 1) };
+    card.receive(&cutoffs_frame(&base, cutoffs_a1, 3));
+    card.receive(&cutoffs_frame(&Message { peer_ip: b, ..base.clone() }, cutoffs_b, 9));
+    card.run(200);
+    send_round(
+        &mut card,
+        &mut rng,
+        &[(a, Some(cutoffs_a1), 3), (b, Some(cutoffs_b), 9), (silent, None, 0)],
+    );
+    card.receive(&cutoffs_frame(&base, cutoffs_a2, 4));
+    card.run(200);
+    send_round(&mut card, &mut rng, &[(a, Some(cutoffs_a2), 4), (b, Some(cutoffs_b), 9)]);
+    // The rival takes a's entry: a is unknown again, the rival known.
+    card.receive(&cutoffs_frame(&Message { peer_ip: rival, ..base.clone() }, cutoffs_a1, 5));
+    card.run(200);
+    send_round(&mut card, &mut rng, &[(rival, Some(cutoffs_a1), 5), (a, None, 0)]);
+    use homa_hw::regmap::rx_counters;
+    assert_eq!(card.csr_read(rx_counters::BASE + rx_counters::CUTOFFS_RECEIVED), 4);
 }

@@ -325,6 +325,9 @@ impl Logic for HomaCore {
         self.rx_counters.path[14].next = self.rx_engine.need_acks_received.val();
         self.rx_counters.path[15].next = self.control_sender.acks_sent.val();
         self.rx_counters.path[16].next = self.control_sender.acks_dropped.val();
+        self.rx_counters.path[17].next = self.control_sender.cutoffs_sent.val();
+        self.rx_counters.path[18].next = self.control_sender.cutoffs_dropped.val();
+        self.rx_counters.path[19].next = self.tx_engine.acks_piggybacked.val();
         self.arp.clock.next = self.clock.val();
         self.arp.reset.next = self.reset.val();
         self.arp.s_axis_tdata.next = self.s_axis_rx_tdata.val();
@@ -418,6 +421,7 @@ impl Logic for HomaCore {
         self.control_sender.s_peer_port.next = self.rx_engine.m_peer_port.val();
         self.control_sender.s_peer_local_port.next = self.rx_engine.m_peer_local_port.val();
         self.control_sender.s_peer_local_id.next = self.rx_engine.m_peer_local_id.val();
+        self.control_sender.s_peer_stale_cutoffs.next = self.rx_engine.m_peer_stale_cutoffs.val();
         self.control_sender.s_ack_valid.next = self.rx_engine.m_ack_valid.val();
         self.control_sender.s_ack_mac.next = self.rx_engine.m_ack_mac.val();
         self.control_sender.s_ack_ip.next = self.rx_engine.m_ack_ip.val();
@@ -441,6 +445,15 @@ impl Logic for HomaCore {
         self.tx_engine.s_grant_key.next = self.rx_engine.m_grant_key.val();
         self.tx_engine.s_grant_offset.next = self.rx_engine.m_grant_offset.val();
         self.tx_engine.s_grant_priority.next = self.rx_engine.m_grant_priority.val();
+        self.tx_engine.s_cutoffs_valid.next = self.rx_engine.m_cutoffs_valid.val();
+        self.tx_engine.s_cutoffs_ip.next = self.rx_engine.m_cutoffs_ip.val();
+        self.tx_engine.s_cutoffs_version.next = self.rx_engine.m_cutoffs_version.val();
+        self.tx_engine.s_cutoffs_limits.next = self.rx_engine.m_cutoffs_limits.val();
+        self.tx_engine.s_owed_ack_valid.next = self.rx_engine.m_owed_ack_valid.val();
+        self.tx_engine.s_owed_ack_ip.next = self.rx_engine.m_owed_ack_ip.val();
+        self.tx_engine.s_owed_ack_client_id.next = self.rx_engine.m_owed_ack_client_id.val();
+        self.tx_engine.s_owed_ack_server_port.next =
+            self.rx_engine.m_owed_ack_server_port.val();
         self.tx_engine.sel_tx_ring.next = 0.into();
         self.tx_engine.sel_tx_ring_log2.next = 0.into();
         self.cpl_writer.sel_ring.next = 0.into();
@@ -484,8 +497,8 @@ impl Logic for HomaCore {
         self.tx_header.data_offset.next = self.tx_engine.hdr_data_offset.val();
         self.tx_header.message_length.next = self.tx_engine.hdr_message_length.val();
         self.tx_header.incoming.next = self.tx_engine.hdr_incoming.val();
-        self.tx_header.ack_client_id.next = 0.into();
-        self.tx_header.ack_server_port.next = 0.into();
+        self.tx_header.ack_client_id.next = self.tx_engine.hdr_ack_client_id.val();
+        self.tx_header.ack_server_port.next = self.tx_engine.hdr_ack_server_port.val();
         self.tx_header.cutoff_version.next = self.tx_engine.hdr_cutoff_version.val();
         self.tx_header.retransmit.next = false;
         self.tx_header.payload_len.next = self.tx_engine.hdr_payload_len.val();

@@ -75,8 +75,8 @@ pub mod rx_counters {
     pub const BASE: u32 = 0x0200;
     /// 1.2: the RX path counters after the verdict counters; 0x64 counts
     /// duplicates (it counted out-of-order DATA in 1.1), control packets by
-    /// kind from 0x68.
-    pub const VERSION: u32 = 0x0001_0002;
+    /// kind from 0x68. 1.3: CUTOFFS sent and acks in DATA from 0x88.
+    pub const VERSION: u32 = 0x0001_0003;
     /// Counter of verdict v (0 = accepted, else the drop reason) is at
     /// `FIRST_COUNTER + 4 v`; 32 bits, wrapping.
     pub const FIRST_COUNTER: u32 = 0x0c;
@@ -117,8 +117,14 @@ pub mod rx_counters {
     pub const ACKS_SENT: u32 = 0x80;
     /// NEED_ACKs not answered: another was waiting for its ACK.
     pub const ACKS_DROPPED: u32 = 0x84;
+    /// CUTOFFS sent to peers whose DATA carried another cutoff version.
+    pub const CUTOFFS_SENT: u32 = 0x88;
+    /// CUTOFFS not sent: another was waiting to go.
+    pub const CUTOFFS_DROPPED: u32 = 0x8c;
+    /// Acks of finished RPCs (the card as client) carried in DATA packets.
+    pub const ACKS_PIGGYBACKED: u32 = 0x90;
     /// The RX path counters in address order, 4 bytes apart.
-    pub const PATH_COUNTERS: [u32; 17] = [
+    pub const PATH_COUNTERS: [u32; 20] = [
         FIFO_OVERFLOWS,
         MESSAGES_DELIVERED,
         DROP_CONTROL,
@@ -136,6 +142,9 @@ pub mod rx_counters {
         NEED_ACKS_RECEIVED,
         ACKS_SENT,
         ACKS_DROPPED,
+        CUTOFFS_SENT,
+        CUTOFFS_DROPPED,
+        ACKS_PIGGYBACKED,
     ];
 }
 

@@ -9,7 +9,9 @@
 
 use rust_hdl::prelude::*;
 
-use homa_wire::layout::{self, common, data, eth, grant, ipv4, resend, Field, HOMA_OFFSET};
+use homa_wire::layout::{
+    self, common, cutoffs, data, eth, grant, ipv4, resend, Field, HOMA_OFFSET,
+};
 use homa_wire::PacketType;
 
 /// Bytes of header window: two beats.
@@ -54,6 +56,15 @@ pub struct HeaderFields {
     pub offset: Signal<Out, Bits<32>>,
     pub length: Signal<Out, Bits<32>>,
     pub ctl_priority: Signal<Out, Bits<8>>,
+    /// DATA: the version of the receiver's cutoffs the sender used, and the
+    /// ack it carries (client id 0: none).
+    pub cutoff_version: Signal<Out, Bits<16>>,
+    pub ack_client_id: Signal<Out, Bits<64>>,
+    pub ack_server_port: Signal<Out, Bits<16>>,
+    /// CUTOFFS: the eight limits, `unsched_cutoffs[0]` in the top 32 bits,
+    /// and their version.
+    pub unsched_cutoffs: Signal<Out, Bits<256>>,
+    pub cutoffs_version: Signal<Out, Bits<16>>,
     seg_offset: Signal<Local, Bits<32>>,
     at_src_mac: Constant<Bits<16>>,
     at_tos: Constant<Bits<16>>,
@@ -72,6 +83,11 @@ pub struct HeaderFields {
     at_resend_length: Constant<Bits<16>>,
     at_grant_priority: Constant<Bits<16>>,
     at_resend_priority: Constant<Bits<16>>,
+    at_cutoff_version: Constant<Bits<16>>,
+    at_ack_client_id: Constant<Bits<16>>,
+    at_ack_server_port: Constant<Bits<16>>,
+    at_unsched_cutoffs: Constant<Bits<16>>,
+    at_cutoffs_version: Constant<Bits<16>>,
     seg_offset_use_sequence: Constant<Bits<32>>,
     data_headers: Constant<Bits<16>>,
     type_resend: Constant<Bits<8>>,
@@ -99,6 +115,11 @@ impl Default for HeaderFields {
             offset: Default::default(),
             length: Default::default(),
             ctl_priority: Default::default(),
+            cutoff_version: Default::default(),
+            ack_client_id: Default::default(),
+            ack_server_port: Default::default(),
+            unsched_cutoffs: Default::default(),
+            cutoffs_version: Default::default(),
             seg_offset: Default::default(),
             at_src_mac: window_lsb(0, eth::SRC),
             // The level is the TOS byte's top three bits: 5 above its lsb.
@@ -118,6 +139,11 @@ impl Default for HeaderFields {
             at_resend_length: window_lsb(h, resend::LENGTH),
             at_grant_priority: window_lsb(h, grant::PRIORITY),
             at_resend_priority: window_lsb(h, resend::PRIORITY),
+            at_cutoff_version: window_lsb(h, data::CUTOFF_VERSION),
+            at_ack_client_id: window_lsb(h, data::ACK_CLIENT_ID),
+            at_ack_server_port: window_lsb(h, data::ACK_SERVER_PORT),
+            at_unsched_cutoffs: window_lsb(h, cutoffs::UNSCHED_CUTOFFS),
+            at_cutoffs_version: window_lsb(h, cutoffs::CUTOFF_VERSION),
             seg_offset_use_sequence: Constant::new(
                 (data::SEG_OFFSET_USE_SEQUENCE as u64).to_bits(),
             ),
@@ -198,6 +224,26 @@ impl Logic for HeaderFields {
             .window
             .val()
             .get_bits::<8>(self.at_grant_priority.val().index());
+        self.cutoff_version.next = self
+            .window
+            .val()
+            .get_bits::<16>(self.at_cutoff_version.val().index());
+        self.ack_client_id.next = self
+            .window
+            .val()
+            .get_bits::<64>(self.at_ack_client_id.val().index());
+        self.ack_server_port.next = self
+            .window
+            .val()
+            .get_bits::<16>(self.at_ack_server_port.val().index());
+        self.unsched_cutoffs.next = self
+            .window
+            .val()
+            .get_bits::<256>(self.at_unsched_cutoffs.val().index());
+        self.cutoffs_version.next = self
+            .window
+            .val()
+            .get_bits::<16>(self.at_cutoffs_version.val().index());
         if self.window.val().get_bits::<8>(self.at_type.val().index()) == self.type_resend.val() {
             self.ctl_priority.next = self
                 .window

@@ -13,9 +13,10 @@
 //!   DECIDE    control packets: a GRANT goes to the TX engine (which owns
 //!             outbound messages); a NEED_ACK is looked up and, unless its
 //!             RPC is still here (its response not all in), answered with an
-//!             ACK (the control sender builds it); CUTOFFS are counted (the
-//!             sender side will take them), the rest together (the timers'
-//!             issue will serve RESEND, BUSY, ACK, RPC_UNKNOWN).
+//!             ACK (the control sender builds it); CUTOFFS go to the sender
+//!             side (the peer's cutoffs set its unscheduled priority); the
+//!             rest are counted together (the timers' issue will serve
+//!             RESEND, BUSY, ACK, RPC_UNKNOWN).
 //!             DATA: an open endpoint's port, a message of 1 to 1,000,000
 //!             bytes, payload inside it; and not a late copy of a message
 //!             completed in the last `RECENT` (its key is remembered: without
@@ -28,7 +29,10 @@
 //!   STATE     the slot's record. A new message takes its bpages now, all
 //!             ceil(length / 64 KiB) of them (ALLOC, two cycles each; if the
 //!             pool has fewer, the packet is dropped and the RPC forgotten),
-//!             and its peer is written where GRANTs are built.
+//!             and its peer is written where GRANTs are built; if its DATA
+//!             carries a cutoff version other than ours, the peer gets our
+//!             CUTOFFS (once per new message: HomaModule sends at most one
+//!             per peer per timer tick).
 //!   CLASSIFY  the packet's range [o, o + len) against the record: already
 //!             all in (a duplicate: dropped), partly in (dropped: senders
 //!             resend whole packets, so this is a broken sender), or new:
@@ -47,7 +51,9 @@
 //!   COMPLETE  all bytes in: read the message's bpage list (17 cycles, for
 //!             every message: a shortcut for one-bpage messages hung a
 //!             host-lib run and was taken out), hand the completion over,
-//!             REMOVE the RPC, remember its key.
+//!             REMOVE the RPC, remember its key. A response completes the
+//!             card's RPC as a client: the server is owed an ack, which the
+//!             sender side puts in its next DATA to that peer.
 //!
 //! The record of what arrived (per slot, in `rpc_state`): the length, the
 //! prefix (bytes [0, prefix) all in), the bytes received, and up to `GAPS`
@@ -83,6 +89,7 @@ use crate::leaf::header_fields::HeaderFields;
 use crate::regmap::endpoint;
 use crate::rx::bpage_pool::FREE_BITS;
 use crate::rx::rpc_table::{RpcOp, KEY_BITS, SLOT_BITS};
+use crate::tx::engine::CUTOFF_VERSION;
 use homa_wire::layout::{data, HOMA_OFFSET};
 use homa_wire::PacketType;
 
@@ -199,9 +206,22 @@ pub struct RxEngine {
     pub m_ack_server_port: Signal<Out, Bits<16>>,
     pub m_ack_local_port: Signal<Out, Bits<16>>,
     pub m_ack_client_id: Signal<Out, Bits<64>>,
+    /// CUTOFFS received, to the sender side (a strobe): the peer, its
+    /// cutoff version and its eight limits (`unsched_cutoffs[0]` on top).
+    pub m_cutoffs_valid: Signal<Out, bool>,
+    pub m_cutoffs_ip: Signal<Out, Bits<32>>,
+    pub m_cutoffs_version: Signal<Out, Bits<16>>,
+    pub m_cutoffs_limits: Signal<Out, Bits<256>>,
+    /// A response delivered (a strobe): the server is owed an ack of our RPC.
+    pub m_owed_ack_valid: Signal<Out, bool>,
+    pub m_owed_ack_ip: Signal<Out, Bits<32>>,
+    pub m_owed_ack_client_id: Signal<Out, Bits<64>>,
+    pub m_owed_ack_server_port: Signal<Out, Bits<16>>,
     /// A new inbound message's peer, for the GRANTs sent to it (a write
-    /// strobe: one cycle, no back-pressure).
+    /// strobe: one cycle, no back-pressure); `m_peer_stale_cutoffs`: its
+    /// DATA carries another cutoff version than ours (send it CUTOFFS).
     pub m_peer_valid: Signal<Out, bool>,
+    pub m_peer_stale_cutoffs: Signal<Out, bool>,
     pub m_peer_slot: Signal<Out, Bits<SLOT_BITS>>,
     pub m_peer_mac: Signal<Out, Bits<48>>,
     pub m_peer_ip: Signal<Out, Bits<32>>,
@@ -355,6 +375,8 @@ pub struct RxEngine {
     type_data: Constant<Bits<8>>,
     type_grant: Constant<Bits<8>>,
     type_cutoffs: Constant<Bits<8>>,
+    /// The version of the cutoffs this card announces.
+    cutoff_version: Constant<Bits<16>>,
     type_need_ack: Constant<Bits<8>>,
     op_lookup: Constant<Bits<2>>,
     payload_start: Constant<Bits<16>>,
@@ -450,6 +472,16 @@ impl Default for RxEngine {
             m_grant_offset: Default::default(),
             m_grant_priority: Default::default(),
             m_peer_valid: Default::default(),
+            m_peer_stale_cutoffs: Default::default(),
+            m_cutoffs_valid: Default::default(),
+            m_cutoffs_ip: Default::default(),
+            m_cutoffs_version: Default::default(),
+            m_cutoffs_limits: Default::default(),
+            m_owed_ack_valid: Default::default(),
+            m_owed_ack_ip: Default::default(),
+            m_owed_ack_client_id: Default::default(),
+            m_owed_ack_server_port: Default::default(),
+            cutoff_version: Constant::new((CUTOFF_VERSION as u64).to_bits()),
             m_peer_slot: Default::default(),
             m_peer_mac: Default::default(),
             m_peer_ip: Default::default(),
@@ -810,8 +842,20 @@ impl Logic for RxEngine {
         self.m_ack_local_port.next = self.fields.dport.val();
         self.m_ack_client_id.next = self.fields.sender_id.val() ^ 1;
 
+        // ---- CUTOFFS and owed acks to the sender side ----
+        self.m_cutoffs_valid.next = false;
+        self.m_cutoffs_ip.next = self.fields.src_ip.val();
+        self.m_cutoffs_version.next = self.fields.cutoffs_version.val();
+        self.m_cutoffs_limits.next = self.fields.unsched_cutoffs.val();
+        self.m_owed_ack_valid.next = false;
+        self.m_owed_ack_ip.next = self.fields.src_ip.val();
+        self.m_owed_ack_client_id.next = self.fields.sender_id.val() ^ 1;
+        self.m_owed_ack_server_port.next = self.fields.sport.val();
+
         // ---- the peer of a new message ----
         self.m_peer_valid.next = false;
+        self.m_peer_stale_cutoffs.next =
+            self.fields.cutoff_version.val() != self.cutoff_version.val();
         self.m_peer_slot.next = self.slot.q.val();
         self.m_peer_mac.next = self.fields.src_mac.val();
         self.m_peer_ip.next = self.fields.src_ip.val();
@@ -965,6 +1009,7 @@ impl Logic for RxEngine {
                 self.m_grant_valid.next = true;
             } else if self.fields.packet_type.val() == self.type_cutoffs.val() {
                 self.cutoffs_count.d.next = self.cutoffs_count.q.val() + 1;
+                self.m_cutoffs_valid.next = true;
             } else if (self.fields.packet_type.val() != self.type_data.val())
                 & (self.fields.packet_type.val() != self.type_need_ack.val())
             {
@@ -1206,6 +1251,8 @@ impl Logic for RxEngine {
             self.m_cpl_valid.next = true;
             if self.m_cpl_ready.val() {
                 self.messages_count.d.next = self.messages_count.q.val() + 1;
+                // A response: our RPC as a client is done; ack it.
+                self.m_owed_ack_valid.next = self.fields.sender_id.val().get_bit(0);
                 for r in 0..RECENT {
                     if self.recent_next.q.val() == self.recent_index[r].val() {
                         self.recent[r].d.next = self.key.val();

@@ -1,5 +1,7 @@
 //! Control sender: the card's own control packets. GRANTs (the grant
-//! scheduler's decisions) and ACKs (answers to a server's NEED_ACK).
+//! scheduler's decisions), ACKs (answers to a server's NEED_ACK) and
+//! CUTOFFS (our unscheduled cutoffs, to a peer whose DATA shows it does not
+//! have them).
 //!
 //! DESIGN NOTES
 //! ------------
@@ -17,7 +19,10 @@
 //! never known) is answered with an ACK naming it (HomaModule's client does
 //! the same): the RX engine hands over the peer and the RPC id, one held at
 //! a time; another arriving meanwhile is dropped and counted (the server asks
-//! again). GRANTs go first.
+//! again). Likewise one CUTOFFS waits at a time, for the peer of a new
+//! inbound message whose DATA carries another cutoff version than ours;
+//! another meanwhile is dropped and counted (that peer's next message asks
+//! again). GRANTs go first, then ACKs, then CUTOFFS.
 //!
 //! One GRANT every 6 cycles (the peer read, the header builder's two
 //! stages, two beats); the scheduler queues its decisions (16 deep)
@@ -27,6 +32,7 @@ use rust_hdl::prelude::*;
 
 use crate::rx::rpc_table::SLOT_BITS;
 use crate::sched::grant_scheduler::LEN_BITS;
+use crate::tx::engine::{CUTOFF_VERSION, UNSCHED_CUTOFFS};
 use crate::tx::header::{TxHeaderBuilder, BODY_BYTES};
 use homa_wire::PacketType;
 
@@ -62,6 +68,8 @@ pub struct ControlSender {
     pub s_peer_port: Signal<In, Bits<16>>,
     pub s_peer_local_port: Signal<In, Bits<16>>,
     pub s_peer_local_id: Signal<In, Bits<64>>,
+    /// With `s_peer_valid`: send this peer our CUTOFFS.
+    pub s_peer_stale_cutoffs: Signal<In, bool>,
     /// Grants from the grant scheduler.
     pub s_grant_valid: Signal<In, bool>,
     pub s_grant_ready: Signal<Out, bool>,
@@ -87,6 +95,9 @@ pub struct ControlSender {
     pub grants_sent: Signal<Out, Bits<32>>,
     pub acks_sent: Signal<Out, Bits<32>>,
     pub acks_dropped: Signal<Out, Bits<32>>,
+    /// CUTOFFS frames sent, and not sent for want of room (both wrap).
+    pub cutoffs_sent: Signal<Out, Bits<32>>,
+    pub cutoffs_dropped: Signal<Out, Bits<32>>,
 
     peers: RAM<Bits<PEER_BITS>, SLOT_BITS>,
     header: TxHeaderBuilder,
@@ -105,8 +116,18 @@ pub struct ControlSender {
     ack_server_port: DFF<Bits<16>>,
     ack_local_port: DFF<Bits<16>>,
     ack_client_id: DFF<Bits<64>>,
-    /// The frame being built is an ACK (not a GRANT).
+    /// The CUTOFFS waiting to be sent: its peer, as for a GRANT.
+    cut_pending: DFF<bool>,
+    cut_mac: DFF<Bits<48>>,
+    cut_ip: DFF<Bits<32>>,
+    cut_port: DFF<Bits<16>>,
+    cut_local_port: DFF<Bits<16>>,
+    cut_local_id: DFF<Bits<64>>,
+    cutoffs_count: DFF<Bits<32>>,
+    cutoffs_dropped_count: DFF<Bits<32>>,
+    /// The frame being built is an ACK, a CUTOFFS (neither: a GRANT).
     is_ack: DFF<bool>,
+    is_cutoffs: DFF<bool>,
     acks_count: DFF<Bits<32>>,
     acks_dropped_count: DFF<Bits<32>>,
     peer: Signal<Local, Bits<PEER_BITS>>,
@@ -115,6 +136,9 @@ pub struct ControlSender {
     all_lanes: Constant<Bits<64>>,
     type_grant: Constant<Bits<8>>,
     type_ack: Constant<Bits<8>>,
+    type_cutoffs: Constant<Bits<8>>,
+    /// CUTOFFS' body, first byte on top: the eight limits, the version.
+    cutoffs_body: Constant<Bits<{ 8 * BODY_BYTES }>>,
     /// num_acks = 1 in the top 16 bits of an ACK's body.
     one_ack: Constant<Bits<{ 8 * BODY_BYTES }>>,
     st_idle: Constant<Bits<3>>,
@@ -169,6 +193,20 @@ impl Default for ControlSender {
             ack_local_port: Default::default(),
             ack_client_id: Default::default(),
             is_ack: Default::default(),
+            is_cutoffs: Default::default(),
+            s_peer_stale_cutoffs: Default::default(),
+            cutoffs_sent: Default::default(),
+            cutoffs_dropped: Default::default(),
+            cut_pending: Default::default(),
+            cut_mac: Default::default(),
+            cut_ip: Default::default(),
+            cut_port: Default::default(),
+            cut_local_port: Default::default(),
+            cut_local_id: Default::default(),
+            cutoffs_count: Default::default(),
+            cutoffs_dropped_count: Default::default(),
+            type_cutoffs: Constant::new((PacketType::Cutoffs as u64).to_bits()),
+            cutoffs_body: Constant::new(cutoffs_body()),
             acks_count: Default::default(),
             acks_dropped_count: Default::default(),
             ack_body: Default::default(),
@@ -219,7 +257,16 @@ impl Logic for ControlSender {
             ack_client_id,
             is_ack,
             acks_count,
-            acks_dropped_count
+            acks_dropped_count,
+            cut_pending,
+            cut_mac,
+            cut_ip,
+            cut_port,
+            cut_local_port,
+            cut_local_id,
+            cutoffs_count,
+            cutoffs_dropped_count,
+            is_cutoffs
         );
         self.peers.read_clock.next = self.clock.val();
         self.peers.write_clock.next = self.clock.val();
@@ -273,6 +320,28 @@ impl Logic for ControlSender {
             self.header.sender_id.next = self.ack_client_id.q.val();
             self.header.body.next = self.ack_body.val();
         }
+        if self.is_cutoffs.q.val() {
+            self.header.dst_mac.next = self.cut_mac.q.val();
+            self.header.dst_ip.next = self.cut_ip.q.val();
+            self.header.packet_type.next = self.type_cutoffs.val();
+            self.header.sport.next = self.cut_local_port.q.val();
+            self.header.dport.next = self.cut_port.q.val();
+            self.header.sender_id.next = self.cut_local_id.q.val();
+            self.header.body.next = self.cutoffs_body.val();
+        }
+        // A CUTOFFS for a stale peer waits here, one at a time.
+        if self.s_peer_valid.val() & self.s_peer_stale_cutoffs.val() {
+            if self.cut_pending.q.val() {
+                self.cutoffs_dropped_count.d.next = self.cutoffs_dropped_count.q.val() + 1;
+            } else {
+                self.cut_pending.d.next = true;
+                self.cut_mac.d.next = self.s_peer_mac.val();
+                self.cut_ip.d.next = self.s_peer_ip.val();
+                self.cut_port.d.next = self.s_peer_port.val();
+                self.cut_local_port.d.next = self.s_peer_local_port.val();
+                self.cut_local_id.d.next = self.s_peer_local_id.val();
+            }
+        }
         // A NEED_ACK's answer waits here, one at a time.
         if self.s_ack_valid.val() {
             if self.ack_pending.q.val() {
@@ -298,12 +367,16 @@ impl Logic for ControlSender {
             // grant, and its peer is out next cycle.
             self.s_grant_ready.next = true;
             self.is_ack.d.next = false;
+            self.is_cutoffs.d.next = false;
             if self.s_grant_valid.val() {
                 self.offset.d.next = self.s_grant_offset.val();
                 self.level.d.next = self.s_grant_priority.val();
                 self.state.d.next = self.st_read.val();
             } else if self.ack_pending.q.val() {
                 self.is_ack.d.next = true;
+                self.state.d.next = self.st_read.val();
+            } else if self.cut_pending.q.val() {
+                self.is_cutoffs.d.next = true;
                 self.state.d.next = self.st_read.val();
             }
         } else if self.state.q.val() == self.st_read.val() {
@@ -342,6 +415,9 @@ impl Logic for ControlSender {
                 if self.is_ack.q.val() {
                     self.acks_count.d.next = self.acks_count.q.val() + 1;
                     self.ack_pending.d.next = false;
+                } else if self.is_cutoffs.q.val() {
+                    self.cutoffs_count.d.next = self.cutoffs_count.q.val() + 1;
+                    self.cut_pending.d.next = false;
                 } else {
                     self.sent.d.next = self.sent.q.val() + 1;
                 }
@@ -351,12 +427,27 @@ impl Logic for ControlSender {
         self.grants_sent.next = self.sent.q.val();
         self.acks_sent.next = self.acks_count.q.val();
         self.acks_dropped.next = self.acks_dropped_count.q.val();
+        self.cutoffs_sent.next = self.cutoffs_count.q.val();
+        self.cutoffs_dropped.next = self.cutoffs_dropped_count.q.val();
         if self.reset.val() {
             self.state.d.next = self.st_idle.val();
             self.sent.d.next = 0.into();
             self.ack_pending.d.next = false;
             self.acks_count.d.next = 0.into();
             self.acks_dropped_count.d.next = 0.into();
+            self.cut_pending.d.next = false;
+            self.cutoffs_count.d.next = 0.into();
+            self.cutoffs_dropped_count.d.next = 0.into();
         }
     }
+}
+
+/// CUTOFFS' body (416 bits, first byte on top): `UNSCHED_CUTOFFS[0..8]`,
+/// four bytes each, then `CUTOFF_VERSION`; the rest zero.
+fn cutoffs_body() -> Bits<{ 8 * BODY_BYTES }> {
+    let mut body = Bits::<{ 8 * BODY_BYTES }>::default();
+    for (i, &limit) in UNSCHED_CUTOFFS.iter().enumerate() {
+        body = body | (Bits::from(limit as u64) << ((8 * BODY_BYTES - 32 * (i + 1)) as u64));
+    }
+    body | (Bits::from(CUTOFF_VERSION as u64) << ((8 * BODY_BYTES - 32 * 8 - 16) as u64))
 }

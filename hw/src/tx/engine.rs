@@ -50,8 +50,14 @@
 //! machine then drops the message at its next pick and completes it with
 //! DMA_ERROR (or the streamer does, if the failed packet was its last).
 //!
-//! Not yet here: retransmission (RESEND), CUTOFFS from receivers (the
-//! unscheduled priority comes from HomaModule's default cutoffs), acks.
+//! Per peer (`peers`, see `peer_state`): the cutoffs its CUTOFFS announced,
+//! looked up when a descriptor is taken, give the message's unscheduled
+//! priority and the cutoff version its DATA carries (HomaModule's priority 6
+//! and version 0 until a CUTOFFS arrives); an ack owed to the peer (a
+//! response the card received as a client) rides in the next DATA packet to
+//! it, looked up when the packet is chosen.
+//!
+//! Not yet here: retransmission (RESEND).
 
 use rust_hdl::prelude::*;
 
@@ -59,6 +65,7 @@ use crate::host_abi::{completion, tx_desc};
 use crate::regmap::endpoint;
 use crate::rx::rpc_table::{RpcOp, RpcTable, KEY_BITS, SLOT_BITS};
 use crate::sched::send_scheduler::SendScheduler;
+use crate::tx::peer_state::PeerState;
 use homa_wire::layout::{data, Field, HOMA_OFFSET};
 use homa_wire::PacketType;
 
@@ -68,10 +75,12 @@ const ENDPOINTS: usize = endpoint::COUNT;
 pub const MAX_SEGMENT_BYTES: u32 = 1500 - 20 - data::HEADER_LEN as u32;
 /// Largest message this engine sends (HomaModule's limit).
 pub const MAX_MESSAGE_BYTES: u32 = 1_000_000;
-/// HomaModule's default unscheduled cutoffs: a message of at most `cutoff[i]`
-/// bytes goes at priority `7 - i`.
-pub const UNSCHED_CUTOFFS: [u32; 4] = [200, 2800, 15_000, 1_000_000];
-/// Version of the cutoffs we send in DATA (HomaModule's default is 1).
+/// The unscheduled cutoffs this card announces as a receiver (HomaModule's
+/// defaults): a message of at most `UNSCHED_CUTOFFS[i]` bytes comes at
+/// priority `i`, the highest such `i` (0: not used).
+pub const UNSCHED_CUTOFFS: [u32; 8] = [0, 0, 0, 0, 1_000_000, 15_000, 2800, 200];
+/// Their version (HomaModule's default is 1): a peer whose DATA carries
+/// another gets our CUTOFFS.
 pub const CUTOFF_VERSION: u16 = 1;
 /// HomaModule's throttle_min_bytes: shorter messages bypass SRPT.
 pub const THROTTLE_MIN_BYTES: u32 = 1000;
@@ -91,8 +100,9 @@ pub const JOBS: usize = 8;
 /// counted; the receiver grants again with its next packet).
 pub const GRANT_QUEUE: usize = 8;
 
-/// Progress record: sent [19:0], granted [39:20], priority [42:40], birth [74:43].
-const PROGRESS_BITS: usize = 75;
+/// Progress record: sent [19:0], granted [39:20], priority [42:40], birth
+/// [74:43], unscheduled priority [77:75], cutoff version [93:78].
+const PROGRESS_BITS: usize = 94;
 /// Where the endpoint rides in the stored descriptor (bits 497:496: byte 62,
 /// which no descriptor field uses).
 const DESC_ENDPOINT_LSB: usize = 496;
@@ -172,6 +182,18 @@ pub struct TxEngine {
     pub m_dma_rd_req_addr: Signal<Out, Bits<64>>,
     pub m_dma_rd_req_len: Signal<Out, Bits<16>>,
     pub m_dma_rd_req_tag: Signal<Out, Bits<8>>,
+    /// CUTOFFS received (a strobe from the RX engine): the peer, its version
+    /// and limits (`peer_state`).
+    pub s_cutoffs_valid: Signal<In, bool>,
+    pub s_cutoffs_ip: Signal<In, Bits<32>>,
+    pub s_cutoffs_version: Signal<In, Bits<16>>,
+    pub s_cutoffs_limits: Signal<In, Bits<256>>,
+    /// An ack owed to a server (a strobe from the RX engine: a response came
+    /// in): for the next DATA packet to it.
+    pub s_owed_ack_valid: Signal<In, bool>,
+    pub s_owed_ack_ip: Signal<In, Bits<32>>,
+    pub s_owed_ack_client_id: Signal<In, Bits<64>>,
+    pub s_owed_ack_server_port: Signal<In, Bits<16>>,
     /// DMA read responses: data packed from lane 0.
     pub s_dma_rd_rsp_valid: Signal<In, bool>,
     pub s_dma_rd_rsp_ready: Signal<Out, bool>,
@@ -196,6 +218,9 @@ pub struct TxEngine {
     /// DATA's `incoming`: the message's granted offset when the packet left.
     pub hdr_incoming: Signal<Out, Bits<32>>,
     pub hdr_cutoff_version: Signal<Out, Bits<16>>,
+    /// DATA's ack (client id 0: none).
+    pub hdr_ack_client_id: Signal<Out, Bits<64>>,
+    pub hdr_ack_server_port: Signal<Out, Bits<16>>,
     pub hdr_payload_len: Signal<Out, Bits<16>>,
     /// Payload beats to the framer, packed from lane 0.
     pub m_pay_tdata: Signal<Out, Bits<512>>,
@@ -219,8 +244,11 @@ pub struct TxEngine {
     pub grants_unknown: Signal<Out, Bits<32>>,
     pub grants_dropped: Signal<Out, Bits<32>>,
     pub messages_in_flight: Signal<Out, Bits<16>>,
+    /// Acks carried in DATA packets (wraps).
+    pub acks_piggybacked: Signal<Out, Bits<32>>,
 
     out_table: RpcTable,
+    peers: PeerState,
     sched: SendScheduler,
     descs: RAM<Bits<512>, SLOT_BITS>,
     progress: RAM<Bits<PROGRESS_BITS>, SLOT_BITS>,
@@ -264,6 +292,10 @@ pub struct TxEngine {
     c_failed: DFF<bool>,
     /// GRANT: the message had granted bytes not yet sent before it.
     c_was_eligible: DFF<bool>,
+    /// The message's unscheduled priority and the cutoff version its DATA
+    /// carries (from the peer's cutoffs when the descriptor was taken).
+    c_ulevel: DFF<Bits<3>>,
+    c_version: DFF<Bits<16>>,
 
     // ---- the job queue (packets chosen, payload read issued) ----
     j_desc: [DFF<Bits<512>>; JOBS],
@@ -274,6 +306,10 @@ pub struct TxEngine {
     j_incoming: [DFF<Bits<20>>; JOBS],
     j_last: [DFF<bool>; JOBS],
     j_birth: [DFF<Bits<32>>; JOBS],
+    j_version: [DFF<Bits<16>>; JOBS],
+    /// The ack the packet carries (client id 0: none).
+    j_ack_id: [DFF<Bits<64>>; JOBS],
+    j_ack_port: [DFF<Bits<16>>; JOBS],
     j_head: DFF<Bits<3>>,
     j_tail: DFF<Bits<3>>,
     j_count: DFF<Bits<4>>,
@@ -308,6 +344,9 @@ pub struct TxEngine {
     h_incoming: Signal<Local, Bits<20>>,
     h_last: Signal<Local, bool>,
     h_birth: Signal<Local, Bits<32>>,
+    h_version: Signal<Local, Bits<16>>,
+    h_ack_id: Signal<Local, Bits<64>>,
+    h_ack_port: Signal<Local, Bits<16>>,
     /// The GRANT at the head of its queue.
     g_key: Signal<Local, Bits<KEY_BITS>>,
     g_offset: Signal<Local, Bits<32>>,
@@ -326,7 +365,6 @@ pub struct TxEngine {
     /// The packet being chosen: [c_sent, pkt_end).
     pkt_end: Signal<Local, Bits<20>>,
     pkt_len: Signal<Local, Bits<20>>,
-    unsched_level: Signal<Local, Bits<3>>,
     progress_out: Signal<Local, Bits<PROGRESS_BITS>>,
     keep_shift: Signal<Local, Bits<16>>,
     record: Signal<Local, Bits<512>>,
@@ -364,9 +402,7 @@ pub struct TxEngine {
     max_segment: Constant<Bits<20>>,
     throttle_min: Constant<Bits<20>>,
     pacer_fifo_fraction: Constant<Bits<10>>,
-    cutoff: [Constant<Bits<32>>; 3],
     type_data: Constant<Bits<8>>,
-    cutoff_version: Constant<Bits<16>>,
     one: Constant<Bits<32>>,
     last_birth: Constant<Bits<32>>,
     all_lanes: Constant<Bits<64>>,
@@ -461,6 +497,26 @@ impl Default for TxEngine {
             hdr_message_length: Default::default(),
             hdr_incoming: Default::default(),
             hdr_cutoff_version: Default::default(),
+            hdr_ack_client_id: Default::default(),
+            hdr_ack_server_port: Default::default(),
+            s_cutoffs_valid: Default::default(),
+            s_cutoffs_ip: Default::default(),
+            s_cutoffs_version: Default::default(),
+            s_cutoffs_limits: Default::default(),
+            s_owed_ack_valid: Default::default(),
+            s_owed_ack_ip: Default::default(),
+            s_owed_ack_client_id: Default::default(),
+            s_owed_ack_server_port: Default::default(),
+            acks_piggybacked: Default::default(),
+            peers: Default::default(),
+            c_ulevel: Default::default(),
+            c_version: Default::default(),
+            j_version: Default::default(),
+            j_ack_id: Default::default(),
+            j_ack_port: Default::default(),
+            h_version: Default::default(),
+            h_ack_id: Default::default(),
+            h_ack_port: Default::default(),
             hdr_payload_len: Default::default(),
             m_pay_tdata: Default::default(),
             m_pay_tkeep: Default::default(),
@@ -559,7 +615,6 @@ impl Default for TxEngine {
             c_port: Default::default(),
             pkt_end: Default::default(),
             pkt_len: Default::default(),
-            unsched_level: Default::default(),
             progress_out: Default::default(),
             keep_shift: Default::default(),
             record: Default::default(),
@@ -596,9 +651,7 @@ impl Default for TxEngine {
             max_segment: c20(MAX_SEGMENT_BYTES as u64),
             throttle_min: c20(THROTTLE_MIN_BYTES as u64),
             pacer_fifo_fraction: Constant::new((PACER_FIFO_FRACTION as u64).to_bits()),
-            cutoff: [0, 1, 2].map(|i| c32(UNSCHED_CUTOFFS[i] as u64)),
             type_data: c8(PacketType::Data as u8),
-            cutoff_version: Constant::new((CUTOFF_VERSION as u64).to_bits()),
             one: c32(1),
             last_birth: c32(u32::MAX as u64),
             all_lanes: Constant::new(u64::MAX.to_bits()),
@@ -667,6 +720,8 @@ impl Logic for TxEngine {
             in_flight,
             c_failed,
             c_was_eligible,
+            c_ulevel,
+            c_version,
             j_head,
             j_tail,
             j_count,
@@ -691,6 +746,18 @@ impl Logic for TxEngine {
         self.out_table.reset.next = self.reset.val();
         self.sched.clock.next = self.clock.val();
         self.sched.reset.next = self.reset.val();
+        self.peers.clock.next = self.clock.val();
+        self.peers.reset.next = self.reset.val();
+        self.peers.s_cutoffs_valid.next = self.s_cutoffs_valid.val();
+        self.peers.s_cutoffs_ip.next = self.s_cutoffs_ip.val();
+        self.peers.s_cutoffs_version.next = self.s_cutoffs_version.val();
+        self.peers.s_cutoffs_limits.next = self.s_cutoffs_limits.val();
+        self.peers.s_ack_valid.next = self.s_owed_ack_valid.val();
+        self.peers.s_ack_ip.next = self.s_owed_ack_ip.val();
+        self.peers.s_ack_client_id.next = self.s_owed_ack_client_id.val();
+        self.peers.s_ack_server_port.next = self.s_owed_ack_server_port.val();
+        self.peers.a_take.next = false;
+        self.acks_piggybacked.next = self.peers.acks_piggybacked.val();
         self.sched.cfg_pacer_fifo_fraction.next = self.pacer_fifo_fraction.val();
 
         // ---- descriptor fetch: round robin over endpoints with work ----
@@ -795,7 +862,16 @@ impl Logic for TxEngine {
         self.h_incoming.next = 0.into();
         self.h_last.next = false;
         self.h_birth.next = 0.into();
+        self.h_version.next = 0.into();
+        self.h_ack_id.next = 0.into();
+        self.h_ack_port.next = 0.into();
         for k in 0..JOBS {
+            self.j_version[k].clock.next = self.clock.val();
+            self.j_version[k].d.next = self.j_version[k].q.val();
+            self.j_ack_id[k].clock.next = self.clock.val();
+            self.j_ack_id[k].d.next = self.j_ack_id[k].q.val();
+            self.j_ack_port[k].clock.next = self.clock.val();
+            self.j_ack_port[k].d.next = self.j_ack_port[k].q.val();
             self.j_desc[k].clock.next = self.clock.val();
             self.j_desc[k].d.next = self.j_desc[k].q.val();
             self.j_slot[k].clock.next = self.clock.val();
@@ -821,6 +897,9 @@ impl Logic for TxEngine {
                 self.h_incoming.next = self.j_incoming[k].q.val();
                 self.h_last.next = self.j_last[k].q.val();
                 self.h_birth.next = self.j_birth[k].q.val();
+                self.h_version.next = self.j_version[k].q.val();
+                self.h_ack_id.next = self.j_ack_id[k].q.val();
+                self.h_ack_port.next = self.j_ack_port[k].q.val();
             }
         }
         self.push_job.next = false;
@@ -882,20 +961,34 @@ impl Logic for TxEngine {
             self.pkt_end.next = self.cfg_unsched_bytes.val();
         }
         self.pkt_len.next = self.pkt_end.val() - self.c_sent.q.val();
-        self.unsched_level.next = 4.into();
-        if self.c_length.val() <= self.cutoff[2].val() {
-            self.unsched_level.next = 5.into();
-        }
-        if self.c_length.val() <= self.cutoff[1].val() {
-            self.unsched_level.next = 6.into();
-        }
-        if self.c_length.val() <= self.cutoff[0].val() {
-            self.unsched_level.next = 7.into();
-        }
         self.progress_out.next = bit_cast::<PROGRESS_BITS, 20>(self.c_sent.q.val())
             | (bit_cast::<PROGRESS_BITS, 20>(self.c_granted.q.val()) << 20)
             | (bit_cast::<PROGRESS_BITS, 3>(self.c_prio.q.val()) << 40)
-            | (bit_cast::<PROGRESS_BITS, 32>(self.c_birth.q.val()) << 43);
+            | (bit_cast::<PROGRESS_BITS, 32>(self.c_birth.q.val()) << 43)
+            | (bit_cast::<PROGRESS_BITS, 3>(self.c_ulevel.q.val()) << 75)
+            | (bit_cast::<PROGRESS_BITS, 16>(self.c_version.q.val()) << 78);
+        // The peer's cutoffs for the descriptor being taken (D_CHECK on: the
+        // answer is in by D_WAIT's end, the RPC table taking 3 cycles).
+        self.peers.q_ip.next = self
+            .c_desc
+            .q
+            .val()
+            .get_bits::<32>(self.at_peer_ip.val().index());
+        self.peers.q_length.next = self.c_len20.val();
+        // The ack owed to the peer of the packet being chosen: looked up as
+        // its descriptor comes out of `descs` (P_DATA), there in P_ISSUE.
+        self.peers.a_ip.next = self
+            .c_desc
+            .q
+            .val()
+            .get_bits::<32>(self.at_peer_ip.val().index());
+        if self.ctl.q.val() == self.ctl_p_data.val() {
+            self.peers.a_ip.next = self
+                .descs
+                .read_data
+                .val()
+                .get_bits::<32>(self.at_peer_ip.val().index());
+        }
 
         // ---- defaults of the shared ports ----
         self.out_table.s_req_valid.next = false;
@@ -1004,6 +1097,8 @@ impl Logic for TxEngine {
             self.c_granted.d.next = self.progress.read_data.val().get_bits::<20>(20);
             self.c_prio.d.next = self.c_grant_prio.q.val();
             self.c_birth.d.next = self.progress.read_data.val().get_bits::<32>(43);
+            self.c_ulevel.d.next = self.progress.read_data.val().get_bits::<3>(75);
+            self.c_version.d.next = self.progress.read_data.val().get_bits::<16>(78);
             self.c_was_eligible.d.next = self.progress.read_data.val().get_bits::<20>(0)
                 < self.progress.read_data.val().get_bits::<20>(20);
             if self.c_grant_offset.q.val() > self.progress.read_data.val().get_bits::<20>(20) {
@@ -1055,6 +1150,8 @@ impl Logic for TxEngine {
                     self.c_granted.d.next = self.c_len20.val();
                 }
                 self.c_prio.d.next = 0.into();
+                self.c_ulevel.d.next = self.peers.q_level.val();
+                self.c_version.d.next = self.peers.q_version.val();
                 self.c_birth.d.next = self.birth_ctr.q.val();
                 // Births are never 0: `failed` reads 0 for a slot never failed.
                 self.birth_ctr.d.next = self.birth_ctr.q.val() + 1;
@@ -1102,6 +1199,8 @@ impl Logic for TxEngine {
             self.c_granted.d.next = self.progress.read_data.val().get_bits::<20>(20);
             self.c_prio.d.next = self.progress.read_data.val().get_bits::<3>(40);
             self.c_birth.d.next = self.progress.read_data.val().get_bits::<32>(43);
+            self.c_ulevel.d.next = self.progress.read_data.val().get_bits::<3>(75);
+            self.c_version.d.next = self.progress.read_data.val().get_bits::<16>(78);
             self.c_failed.d.next =
                 self.failed.read_data.val() == self.progress.read_data.val().get_bits::<32>(43);
             self.ctl.d.next = self.ctl_p_issue.val();
@@ -1124,6 +1223,7 @@ impl Logic for TxEngine {
                     self.tag_payload.val() + bit_cast::<8, 3>(self.j_tail.q.val());
                 if self.m_dma_rd_req_ready.val() {
                     self.push_job.next = true;
+                    self.peers.a_take.next = true;
                     self.c_pkt_len.d.next = self.pkt_len.val().get_bits::<11>(0);
                     self.c_sent.d.next = self.pkt_end.val();
                     self.ctl.d.next = self.ctl_p_sched.val();
@@ -1165,7 +1265,14 @@ impl Logic for TxEngine {
                 self.j_len[k].d.next = self.pkt_len.val().get_bits::<11>(0);
                 self.j_level[k].d.next = self.c_prio.q.val();
                 if self.c_sent.q.val() < self.cfg_unsched_bytes.val() {
-                    self.j_level[k].d.next = self.unsched_level.val();
+                    self.j_level[k].d.next = self.c_ulevel.q.val();
+                }
+                self.j_version[k].d.next = self.c_version.q.val();
+                self.j_ack_id[k].d.next = 0.into();
+                self.j_ack_port[k].d.next = 0.into();
+                if self.peers.a_hit.val() {
+                    self.j_ack_id[k].d.next = self.peers.a_client_id.val();
+                    self.j_ack_port[k].d.next = self.peers.a_server_port.val();
                 }
                 self.j_incoming[k].d.next = self.c_granted.q.val();
                 self.j_last[k].d.next = self.pkt_end.val() == self.c_len20.val();
@@ -1307,7 +1414,9 @@ impl Logic for TxEngine {
             .val()
             .get_bits::<32>(self.at_length.val().index());
         self.hdr_incoming.next = bit_cast::<32, 20>(self.h_incoming.val());
-        self.hdr_cutoff_version.next = self.cutoff_version.val();
+        self.hdr_cutoff_version.next = self.h_version.val();
+        self.hdr_ack_client_id.next = self.h_ack_id.val();
+        self.hdr_ack_server_port.next = self.h_ack_port.val();
         self.hdr_payload_len.next = bit_cast::<16, 11>(self.h_len.val());
 
         // ---- completions: built into an output register (the streamer's,
