@@ -11,7 +11,10 @@
 //!   being 97% of the link's payload rate);
 //! - a 1-byte RPC's round trip, alone and while 8 RPCs of 1 MB are in
 //!   flight from the same client to the same server (p50 and p99 over the
-//!   1-byte RPCs run back to back meanwhile).
+//!   1-byte RPCs run back to back meanwhile);
+//! - TX message rate: 64-byte messages posted a ring at a time (16
+//!   descriptors), from the doorbell to the last TX completion (the
+//!   descriptor fetch's batching and the PCIe round trip set it).
 //!
 //! `cargo bench -p homa-hw-sim --bench transport` (`-- --quick`: fewer runs).
 
@@ -262,6 +265,40 @@ fn small_rtts(n: usize, background: usize) -> Vec<u64> {
     rtts
 }
 
+/// Cycles per message sending `rounds` rings of 16 64-byte messages.
+fn tx_message_rate(rounds: usize) -> f64 {
+    let mut h = TestHost::new("bench_tx_rate", CLIENT_MAC, CLIENT_IP, &[CLIENT_PORT]);
+    h.card.memory_mut().write(TX_BUFFERS, &[3; 64]);
+    let per_ring = 1 << support::host::RING_LOG2;
+    let mut cycles = 0;
+    for r in 0..rounds {
+        for i in 0..per_ring {
+            h.post(&Send {
+                endpoint: 0,
+                opcode: tx_desc::opcode::SEND_REQUEST,
+                rpc_id: 2 * (r * per_ring + i + 1) as u64,
+                buffer: TX_BUFFERS,
+                length: 64,
+                peer_ip: SERVER_IP,
+                peer_port: SERVER_PORT,
+                peer_mac: SERVER_MAC,
+                cookie: 0,
+            });
+        }
+        let start = h.card.cycle();
+        h.doorbell(0);
+        let mut done = 0;
+        while done < per_ring {
+            h.card.step();
+            h.card.take_transmitted();
+            done += h.poll(0).len();
+            assert!(h.card.cycle() - start < 1_000_000, "TX stalled");
+        }
+        cycles += h.card.cycle() - start;
+    }
+    cycles as f64 / (rounds * per_ring) as f64
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let mut g = grant_latency();
@@ -275,6 +312,11 @@ fn main() {
     );
     let (cycles, gbps) = goodput();
     println!("goodput of one 1,000,000-byte message card to card: {cycles} cycles, {gbps:.1} Gb/s");
+    let per_message = tx_message_rate(if quick { 4 } else { 32 });
+    println!(
+        "TX message rate, 64-byte messages 16 to a doorbell: {per_message:.1} cycles each ({:.2} M messages/s at 250 MHz)",
+        250.0 / per_message
+    );
     let n = if quick { 5 } else { 21 };
     let mut alone = small_rtts(n, 0);
     alone.sort();

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use homa_hw::host_abi::{self, completion, tx_desc, ENTRY_BYTES};
 use homa_hw::regmap::{endpoint, grant};
-use homa_hw::tx::engine::{MAX_MESSAGE_BYTES, MAX_SEGMENT_BYTES};
+use homa_hw::tx::engine::{DESC_BATCH, MAX_MESSAGE_BYTES, MAX_SEGMENT_BYTES};
 use homa_hw::tx::peer_state::{peer_index, UNKNOWN_PEER_LEVEL};
 use homa_hw_sim::card::Card;
 use homa_wire::{Body, Frame};
@@ -320,7 +320,8 @@ fn bad_descriptors_complete_with_an_error_and_the_card_goes_on() {
 fn endpoints_are_served_round_robin_with_their_own_rings() {
     let mut card = card("card_tx_endpoints", endpoint::COUNT);
     let mut rng = ChaCha8Rng::seed_from_u64(3);
-    let per_endpoint = 3;
+    // More than a fetch batch each: endpoints take turns batch by batch.
+    let per_endpoint = DESC_BATCH + 2;
     let mut messages = Vec::new();
     for e in 0..endpoint::COUNT {
         for n in 0..per_endpoint {
@@ -346,7 +347,8 @@ fn endpoints_are_served_round_robin_with_their_own_rings() {
     assert!(card.run_until(1_000_000, all_done));
     let frames = card.take_transmitted();
     check_frames(&frames, &messages);
-    // Round robin: the first message of each endpoint before any endpoint's second.
+    // Round robin by batch: the first message of each endpoint before any
+    // endpoint's first message of its second batch.
     let first_frame_of = |id: u64| {
         frames
             .iter()
@@ -356,7 +358,7 @@ fn endpoints_are_served_round_robin_with_their_own_rings() {
         .map(|e| first_frame_of(2 * (100 * e as u64 + 1)).unwrap())
         .collect();
     let seconds: Vec<usize> = (0..endpoint::COUNT)
-        .map(|e| first_frame_of(2 * (100 * e as u64 + 2)).unwrap())
+        .map(|e| first_frame_of(2 * (100 * e as u64 + DESC_BATCH as u64 + 1)).unwrap())
         .collect();
     assert!(
         firsts.iter().max() < seconds.iter().min(),
