@@ -328,6 +328,7 @@ impl Logic for HomaCore {
         self.rx_counters.path[17].next = self.control_sender.cutoffs_sent.val();
         self.rx_counters.path[18].next = self.control_sender.cutoffs_dropped.val();
         self.rx_counters.path[19].next = self.tx_engine.acks_piggybacked.val();
+        self.rx_counters.path[20].next = self.tx_engine.doorbells_beyond_ring.val();
         self.arp.clock.next = self.clock.val();
         self.arp.reset.next = self.reset.val();
         self.arp.s_axis_tdata.next = self.s_axis_rx_tdata.val();

@@ -75,7 +75,7 @@ pub mod rx_counters {
     pub const BASE: u32 = 0x0200;
     /// 1.2: the RX path counters after the verdict counters; 0x64 counts
     /// duplicates (it counted out-of-order DATA in 1.1), control packets by
-    /// kind from 0x68. 1.3: CUTOFFS sent and acks in DATA from 0x88.
+    /// kind from 0x68. 1.3: CUTOFFS sent, acks in DATA, bad doorbells from 0x88.
     pub const VERSION: u32 = 0x0001_0003;
     /// Counter of verdict v (0 = accepted, else the drop reason) is at
     /// `FIRST_COUNTER + 4 v`; 32 bits, wrapping.
@@ -123,8 +123,11 @@ pub mod rx_counters {
     pub const CUTOFFS_DROPPED: u32 = 0x8c;
     /// Acks of finished RPCs (the card as client) carried in DATA packets.
     pub const ACKS_PIGGYBACKED: u32 = 0x90;
+    /// TX doorbells more than a ring ahead of the descriptors the card took
+    /// (bad host input): skipped, the ring going on from that index.
+    pub const DOORBELLS_BEYOND_RING: u32 = 0x94;
     /// The RX path counters in address order, 4 bytes apart.
-    pub const PATH_COUNTERS: [u32; 20] = [
+    pub const PATH_COUNTERS: [u32; 21] = [
         FIFO_OVERFLOWS,
         MESSAGES_DELIVERED,
         DROP_CONTROL,
@@ -145,6 +148,7 @@ pub mod rx_counters {
         CUTOFFS_SENT,
         CUTOFFS_DROPPED,
         ACKS_PIGGYBACKED,
+        DOORBELLS_BEYOND_RING,
     ];
 }
 

@@ -290,7 +290,7 @@ pub struct RxEngine {
     /// WRITE: the part of a straddling beat that goes to `page1` is next.
     second_half: DFF<bool>,
     /// Index in the frame of the beat being written (1, 2, ...).
-    beat: DFF<Bits<6>>,
+    beat: DFF<Bits<8>>,
     /// CPL_PAGES: the page-list entry being read; the list gathered.
     cpl_index: DFF<Bits<5>>,
     first_page: DFF<Bits<BPAGE_BITS>>,
@@ -375,6 +375,8 @@ pub struct RxEngine {
     type_data: Constant<Bits<8>>,
     type_grant: Constant<Bits<8>>,
     type_cutoffs: Constant<Bits<8>>,
+    /// Payload bytes of a DATA frame at most: 255 beats less the headers.
+    max_payload: Constant<Bits<16>>,
     /// The version of the cutoffs this card announces.
     cutoff_version: Constant<Bits<16>>,
     type_need_ack: Constant<Bits<8>>,
@@ -482,6 +484,7 @@ impl Default for RxEngine {
             m_owed_ack_client_id: Default::default(),
             m_owed_ack_server_port: Default::default(),
             cutoff_version: Constant::new((CUTOFF_VERSION as u64).to_bits()),
+            max_payload: Constant::new((255 * 64 - PAYLOAD_START).to_bits()),
             m_peer_slot: Default::default(),
             m_peer_mac: Default::default(),
             m_peer_ip: Default::default(),
@@ -755,7 +758,10 @@ impl Logic for RxEngine {
         self.p_end.next =
             self.p_off.val() + bit_cast::<LEN_BITS, 16>(self.fields.payload_len.val());
         self.p_msg_len.next = self.fields.message_length.val().get_bits::<LEN_BITS>(0);
+        // (A frame of more than 255 beats would wrap `beat`: such a DATA,
+        // beyond any jumbo MTU, is dropped as a bad range.)
         self.bad_range.next = (self.fields.payload_len.val() == 0)
+            | (self.fields.payload_len.val() > self.max_payload.val())
             | (self.fields.payload_offset.val() >= self.fields.message_length.val())
             | (self.fields.payload_offset.val()
                 + bit_cast::<32, 16>(self.fields.payload_len.val())
@@ -878,7 +884,7 @@ impl Logic for RxEngine {
             bit_cast::<64, 16>(self.fields.payload_offset.val().get_bits::<16>(0));
         self.payload_end.next = self.payload_start.val() + self.fields.payload_len.val();
         // Lanes of frame beat `beat` that hold payload: [lanes_from, lanes_to).
-        self.beat_start.next = bit_cast::<16, 6>(self.beat.q.val()) << 6;
+        self.beat_start.next = bit_cast::<16, 8>(self.beat.q.val()) << 6;
         self.beat_end.next = self.beat_start.val() + 64;
         self.lanes_from.next = 0.into();
         if self.beat.q.val() == 1 {
@@ -891,6 +897,10 @@ impl Logic for RxEngine {
         }
         self.pay_mask.next = (self.all_lanes.val() << self.lanes_from.val())
             & (self.all_lanes.val() >> (64 - bit_cast::<16, 8>(self.lanes_to.val())));
+        if self.payload_end.val() <= self.beat_start.val() {
+            // A beat past the payload (Ethernet padding): nothing to write.
+            self.pay_mask.next = 0.into();
+        }
         // Lanes below the bpage boundary go to page0, the rest to page1.
         self.below_lanes.next = 64.into();
         if self.bound.q.val() <= self.beat_start.val() {
@@ -905,11 +915,11 @@ impl Logic for RxEngine {
         self.mask0.next = self.pay_mask.val() & self.below_mask.val();
         self.mask1.next = self.pay_mask.val() & !self.below_mask.val();
         self.final_part.next = true;
-        self.m_dma_wr_addr.next = self.base1.q.val() + (bit_cast::<64, 6>(self.beat.q.val()) << 6);
+        self.m_dma_wr_addr.next = self.base1.q.val() + (bit_cast::<64, 8>(self.beat.q.val()) << 6);
         self.m_dma_wr_strb.next = self.mask1.val();
         if !self.second_half.q.val() & (self.mask0.val() != 0) {
             self.m_dma_wr_addr.next =
-                self.base0.q.val() + (bit_cast::<64, 6>(self.beat.q.val()) << 6);
+                self.base0.q.val() + (bit_cast::<64, 8>(self.beat.q.val()) << 6);
             self.m_dma_wr_strb.next = self.mask0.val();
             self.final_part.next = self.mask1.val() == 0;
         }
@@ -1010,6 +1020,9 @@ impl Logic for RxEngine {
             } else if self.fields.packet_type.val() == self.type_cutoffs.val() {
                 self.cutoffs_count.d.next = self.cutoffs_count.q.val() + 1;
                 self.m_cutoffs_valid.next = true;
+            } else if (self.fields.packet_type.val() == self.type_need_ack.val()) & self.any_ep.val()
+            {
+                // Counted above.
             } else if (self.fields.packet_type.val() != self.type_data.val())
                 & (self.fields.packet_type.val() != self.type_need_ack.val())
             {
@@ -1038,7 +1051,11 @@ impl Logic for RxEngine {
             self.rpc_state.read_address.next = self.s_rpc_slot.val();
             if self.s_rpc_valid.val() & self.need_ack.q.val() {
                 self.m_ack_valid.next = !self.s_rpc_hit.val();
-                self.state.d.next = self.st_head0.val();
+                // A NEED_ACK longer than two beats (padding) is drained.
+                self.state.d.next = self.st_drain.val();
+                if self.last1.q.val() {
+                    self.state.d.next = self.st_head0.val();
+                }
             } else if self.s_rpc_valid.val() {
                 self.slot.d.next = self.s_rpc_slot.val();
                 self.inserted.d.next = self.s_rpc_inserted.val();

@@ -250,8 +250,10 @@ pub struct TxEngine {
     pub grants_unknown: Signal<Out, Bits<32>>,
     pub grants_dropped: Signal<Out, Bits<32>>,
     pub messages_in_flight: Signal<Out, Bits<16>>,
-    /// Acks carried in DATA packets (wraps).
+    /// Acks carried in DATA packets; doorbells more than a ring ahead of
+    /// what the card took, skipped (both wrap).
     pub acks_piggybacked: Signal<Out, Bits<32>>,
+    pub doorbells_beyond_ring: Signal<Out, Bits<32>>,
 
     out_table: RpcTable,
     peers: PeerState,
@@ -354,6 +356,8 @@ pub struct TxEngine {
     f_avail: Signal<Local, Bits<32>>,
     f_to_end: Signal<Local, Bits<32>>,
     f_count: Signal<Local, Bits<3>>,
+    f_beyond: Signal<Local, bool>,
+    doorbells_beyond_count: DFF<Bits<32>>,
     /// The descriptor at the batch's head.
     f_head: Signal<Local, Bits<512>>,
     /// The job at the head of the queue.
@@ -570,6 +574,9 @@ impl Default for TxEngine {
             f_avail: Default::default(),
             f_to_end: Default::default(),
             f_count: Default::default(),
+            f_beyond: Default::default(),
+            doorbells_beyond_count: Default::default(),
+            doorbells_beyond_ring: Default::default(),
             f_head: Default::default(),
             desc_batch: c32(DESC_BATCH as u64),
             batch_index: std::array::from_fn(|k| Constant::new((k as u64).to_bits())),
@@ -730,6 +737,7 @@ impl Logic for TxEngine {
             fetch_endpoint,
             next_endpoint,
             fetch_count,
+            doorbells_beyond_count,
             fetch_got,
             fetch_taken,
             fetch_error,
@@ -791,6 +799,7 @@ impl Logic for TxEngine {
         self.peers.s_ack_server_port.next = self.s_owed_ack_server_port.val();
         self.peers.a_take.next = false;
         self.acks_piggybacked.next = self.peers.acks_piggybacked.val();
+        self.doorbells_beyond_ring.next = self.doorbells_beyond_count.q.val();
         self.sched.cfg_pacer_fifo_fraction.next = self.pacer_fifo_fraction.val();
 
         // ---- descriptor fetch: round robin over endpoints with work ----
@@ -868,6 +877,7 @@ impl Logic for TxEngine {
         {
             self.f_count.next = self.f_to_end.val().get_bits::<3>(0);
         }
+        self.f_beyond.next = self.f_avail.val() > (self.one.val() << self.sel_tx_ring_log2.val());
         if self.fetch.q.val() == 1 {
             self.fetch_count.d.next = self.f_count.val();
             self.fetch_got.d.next = 0.into();
@@ -876,6 +886,19 @@ impl Logic for TxEngine {
             self.fetch.d.next = 2.into();
             if self.f_count.val() == 0 {
                 // The host took its doorbell back: nothing to read.
+                self.fetch.d.next = 0.into();
+            }
+            if self.f_beyond.val() {
+                // A doorbell more than a ring ahead (bad host input): the
+                // ring's entries would be taken twice. Skipped and counted;
+                // the ring goes on from the producer index.
+                self.doorbells_beyond_count.d.next = self.doorbells_beyond_count.q.val() + 1;
+                for i in 0..ENDPOINTS {
+                    if self.fetch_endpoint.q.val().index() == i {
+                        self.consumer[i].d.next = self.f_producer.val();
+                    }
+                }
+                self.next_endpoint.d.next = self.fetch_endpoint.q.val() + 1;
                 self.fetch.d.next = 0.into();
             }
         }
@@ -1608,6 +1631,7 @@ impl Logic for TxEngine {
             self.birth_ctr.d.next = 1.into();
             self.grants_unknown_count.d.next = 0.into();
             self.grants_dropped_count.d.next = 0.into();
+            self.doorbells_beyond_count.d.next = 0.into();
             for i in 0..ENDPOINTS {
                 self.consumer[i].d.next = 0.into();
             }
