@@ -531,3 +531,56 @@ fn a_finished_rpc_is_acked_in_the_next_data_to_its_server() {
     assert_eq!(to(0x0a00_0001), vec![owed, none, none, none], "{acks:x?}");
     assert_eq!(counter(&mut h, rx_counters::ACKS_PIGGYBACKED), 1);
 }
+
+#[test]
+fn a_silent_sender_is_asked_for_its_first_missing_range_until_it_arrives() {
+    use homa_hw::regmap::timer;
+    let mut h = TestHost::new("card_rx_resend", [2, 0, 0, 0, 0, 2], 0x0a00_0002, &[99]);
+    // A tick of 4 us: a sweep over every slot (16,384 cycles) sets the pace.
+    h.card.csr_write(timer::BASE + timer::TICK_NS, 4_000);
+    h.card.csr_write(timer::BASE + timer::RESEND_TICKS, 0);
+    let fill = |i: usize| (i % 17) as u8;
+    let len = 4 * PAYLOAD;
+    // Packets 0, 2 and 3 of 4: packet 1 is lost.
+    for index in [0, 2, 3] {
+        h.card.receive(&packet(0x7001, len, index, fill));
+    }
+    let resends = |h: &mut TestHost, cycles: u64| -> Vec<(u32, u32, u64)> {
+        completions(h, cycles);
+        h.card
+            .take_transmitted()
+            .iter()
+            .map(|t| Frame::decode(&t.bytes).unwrap())
+            .filter_map(|f| match f.homa.body {
+                Body::Resend(r) => {
+                    assert_eq!(u32::from(f.ip.dst), 0x0a00_0001);
+                    assert_eq!((f.homa.common.sport, f.homa.common.dport), (99, 0x8000));
+                    Some((r.offset, r.length, f.homa.common.sender_id))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    // The timer off (resend_ticks 0): silence, however long.
+    assert_eq!(resends(&mut h, 100_000), vec![]);
+    // On: after 2 sweeps of silence the missing packet is asked for, then
+    // every 3 sweeps while it stays missing.
+    h.card.csr_write(timer::BASE + timer::RESEND_TICKS, 2);
+    h.card.csr_write(timer::BASE + timer::RESEND_INTERVAL, 3);
+    let sweeps = |h: &mut TestHost| h.card.csr_read(timer::BASE + timer::SWEEPS);
+    let start = sweeps(&mut h);
+    let ask = (PAYLOAD as u32, PAYLOAD as u32, 0x7000);
+    let mut asked = Vec::new();
+    while sweeps(&mut h) < start + 6 {
+        asked.extend(resends(&mut h, 1_000));
+    }
+    assert_eq!(asked, vec![ask, ask], "at sweeps 2 and 5");
+    // The packet comes: the message completes, and no more RESENDs.
+    h.card.receive(&packet(0x7001, len, 1, fill));
+    assert_eq!(completions(&mut h, 2_000).len(), 1);
+    let start = sweeps(&mut h);
+    while sweeps(&mut h) < start + 4 {
+        assert_eq!(resends(&mut h, 1_000), vec![]);
+    }
+    assert_eq!(h.card.csr_read(timer::BASE + timer::RESENDS_SENT), 2);
+}

@@ -34,6 +34,8 @@ use rust_hdl::prelude::*;
 
 use crate::csr::endpoint_block::EndpointBlock;
 use crate::csr::grant_block::GrantBlock;
+use crate::csr::timer_block::TimerBlock;
+use crate::rx::resend_timer::ResendTimer;
 use crate::csr::id_block::IdBlock;
 use crate::csr::interface_block::InterfaceBlock;
 use crate::csr::scratch_block::ScratchBlock;
@@ -131,6 +133,8 @@ pub struct HomaCore {
     endpoints: [EndpointBlock; ENDPOINTS],
     grant_csr: GrantBlock,
     grant_scheduler: GrantScheduler,
+    timer_csr: TimerBlock,
+    resend_timer: ResendTimer,
     control_sender: ControlSender,
     /// The control sender is in the middle of a frame on the TX port.
     control_in_frame: DFF<bool>,
@@ -152,6 +156,7 @@ pub struct HomaCore {
     rx_counters_page: Constant<Bits<16>>,
     interface_page: Constant<Bits<16>>,
     grant_page: Constant<Bits<16>>,
+    timer_page: Constant<Bits<16>>,
     endpoint_page: [Constant<Bits<16>>; ENDPOINTS],
     endpoints_rd_data: Signal<Local, Bits<32>>,
     rd_data: DFF<Bits<32>>,
@@ -212,6 +217,8 @@ impl HomaCore {
             netif: Default::default(),
             endpoints: std::array::from_fn(EndpointBlock::new),
             grant_csr: Default::default(),
+            timer_csr: Default::default(),
+            resend_timer: Default::default(),
             grant_scheduler: Default::default(),
             control_sender: Default::default(),
             control_in_frame: Default::default(),
@@ -229,6 +236,7 @@ impl HomaCore {
             rx_counters_page: page(regmap::rx_counters::BASE),
             interface_page: page(regmap::interface::BASE),
             grant_page: page(regmap::grant::BASE),
+            timer_page: page(regmap::timer::BASE),
             endpoint_page: std::array::from_fn(|e| page(endpoint::base(e))),
             endpoints_rd_data: Default::default(),
             rd_data: Default::default(),
@@ -411,6 +419,31 @@ impl Logic for HomaCore {
         self.grant_scheduler.s_evt_length.next = self.rx_engine.m_evt_length.val();
         self.grant_scheduler.s_evt_received.next = self.rx_engine.m_evt_received.val();
         self.grant_scheduler.s_evt_incoming.next = self.rx_engine.m_evt_incoming.val();
+        // ---- the resend timer: the RX engine's record -> RESENDs (the
+        // control sender) ----
+        self.timer_csr.clock.next = self.clock.val();
+        self.timer_csr.reset.next = self.reset.val();
+        self.timer_csr.offset.next = self.csr_addr.val().get_bits::<8>(0);
+        self.timer_csr.select.next = self.csr_page.val() == self.timer_page.val();
+        self.timer_csr.wr_en.next = self.csr_wr_en.val();
+        self.timer_csr.wr_data.next = self.csr_wr_data.val();
+        self.timer_csr.resends_sent.next = self.resend_timer.resends.val();
+        self.timer_csr.sweeps.next = self.resend_timer.sweeps.val();
+        self.resend_timer.clock.next = self.clock.val();
+        self.resend_timer.reset.next = self.reset.val();
+        self.resend_timer.tick.next = self.timer_csr.tick.val();
+        self.resend_timer.cfg_resend_ticks.next = self.timer_csr.resend_ticks.val();
+        self.resend_timer.cfg_resend_interval.next = self.timer_csr.resend_interval.val();
+        self.resend_timer.s_watch_valid.next = self.rx_engine.m_watch_valid.val();
+        self.resend_timer.s_watch_slot.next = self.rx_engine.m_watch_slot.val();
+        self.resend_timer.s_watch_live.next = self.rx_engine.m_watch_live.val();
+        self.resend_timer.s_watch_from.next = self.rx_engine.m_watch_from.val();
+        self.resend_timer.s_watch_to.next = self.rx_engine.m_watch_to.val();
+        self.control_sender.s_resend_valid.next = self.resend_timer.m_resend_valid.val();
+        self.resend_timer.m_resend_ready.next = self.control_sender.s_resend_ready.val();
+        self.control_sender.s_resend_slot.next = self.resend_timer.m_resend_slot.val();
+        self.control_sender.s_resend_offset.next = self.resend_timer.m_resend_offset.val();
+        self.control_sender.s_resend_length.next = self.resend_timer.m_resend_length.val();
         self.control_sender.clock.next = self.clock.val();
         self.control_sender.reset.next = self.reset.val();
         self.control_sender.local_mac.next = self.netif.mac.val();
@@ -629,6 +662,7 @@ impl Logic for HomaCore {
             | self.rx_counters.rd_data.val()
             | self.netif.rd_data.val()
             | self.grant_csr.rd_data.val()
+            | self.timer_csr.rd_data.val()
             | self.endpoints_rd_data.val();
         self.rd_valid.d.next = self.csr_rd_en.val() & !self.reset.val();
         self.csr_rd_data.next = self.rd_data.q.val();

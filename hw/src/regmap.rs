@@ -41,6 +41,7 @@ pub mod block_type {
     pub const INTERFACE: u32 = 0x484d_0004;
     pub const ENDPOINT: u32 = 0x484d_0005;
     pub const GRANT: u32 = 0x484d_0006;
+    pub const TIMER: u32 = 0x484d_0007;
 }
 
 /// The ID block: what this bitstream is and how it was built. Always first.
@@ -205,6 +206,34 @@ pub mod grant {
     ];
 }
 
+/// The timer block: the tick and HomaModule's retransmission tunables, in
+/// ticks (HomaModule's names), and what the resend timer did.
+pub mod timer {
+    pub const BASE: u32 = 0x0500;
+    pub const VERSION: u32 = 0x0001_0000;
+    /// The tick, in ns (1 to 2^24; the core counts it in cycles of 4 ns).
+    /// HomaModule ticks every 1 ms; a card can afford far less. RW.
+    pub const TICK_NS: u32 = 0x0c;
+    /// Ticks of silence before a receiver's first RESEND; 0: none. RW.
+    pub const RESEND_TICKS: u32 = 0x10;
+    /// Ticks between RESENDs while the silence lasts. RW.
+    pub const RESEND_INTERVAL: u32 = 0x14;
+    /// RESEND packets sent (wraps). RO.
+    pub const RESENDS_SENT: u32 = 0x18;
+    /// Sweeps of the resend timer over every RPC slot finished (wraps). RO.
+    pub const SWEEPS: u32 = 0x1c;
+    /// The default tick: 100 us, above a sweep over 16,384 slots (65.5 us).
+    pub const TICK_NS_DEFAULT: u32 = 100_000;
+    /// The tunables' registers and their defaults: HomaModule's resend
+    /// ticks (5, 5) on a 100 us tick give the first RESEND 0.5 ms into a
+    /// silence, ten times sooner than HomaModule's 5 ms.
+    pub const DEFAULTS: [(u32, u32); 3] = [
+        (TICK_NS, TICK_NS_DEFAULT),
+        (RESEND_TICKS, 5),
+        (RESEND_INTERVAL, 5),
+    ];
+}
+
 /// One block per endpoint: an application's Homa port with its rings. The
 /// record layouts the rings hold are in `homa_hw::host_abi`.
 ///
@@ -262,6 +291,7 @@ pub const BLOCKS: &[(u32, u32, u32)] = &[
     ),
     (block_type::INTERFACE, interface::VERSION, interface::BASE),
     (block_type::GRANT, grant::VERSION, grant::BASE),
+    (block_type::TIMER, timer::VERSION, timer::BASE),
     (block_type::ENDPOINT, endpoint::VERSION, endpoint::base(0)),
     (block_type::ENDPOINT, endpoint::VERSION, endpoint::base(1)),
     (block_type::ENDPOINT, endpoint::VERSION, endpoint::base(2)),

@@ -12,6 +12,7 @@ pub mod grant_block;
 pub mod id_block;
 pub mod interface_block;
 pub mod scratch_block;
+pub mod timer_block;
 
 use rust_hdl::prelude::*;
 

@@ -217,6 +217,14 @@ pub struct RxEngine {
     pub m_owed_ack_ip: Signal<Out, Bits<32>>,
     pub m_owed_ack_client_id: Signal<Out, Bits<64>>,
     pub m_owed_ack_server_port: Signal<Out, Bits<16>>,
+    /// To the resend timer (a write strobe): after each packet taken, the
+    /// range to ask for if the sender falls silent ([prefix, first gap) or
+    /// [prefix, incoming)); `live` low when the message is gone.
+    pub m_watch_valid: Signal<Out, bool>,
+    pub m_watch_slot: Signal<Out, Bits<SLOT_BITS>>,
+    pub m_watch_live: Signal<Out, bool>,
+    pub m_watch_from: Signal<Out, Bits<LEN_BITS>>,
+    pub m_watch_to: Signal<Out, Bits<LEN_BITS>>,
     /// A new inbound message's peer, for the GRANTs sent to it (a write
     /// strobe: one cycle, no back-pressure); `m_peer_stale_cutoffs`: its
     /// DATA carries another cutoff version than ours (send it CUTOFFS).
@@ -379,6 +387,15 @@ pub struct RxEngine {
     max_payload: Constant<Bits<16>>,
     /// The version of the cutoffs this card announces.
     cutoff_version: Constant<Bits<16>>,
+    /// The resend timer's entry of the packet just taken, written the cycle
+    /// after EVENT: its range, and the first gap's start (a min tree).
+    w_pending: DFF<bool>,
+    w_from: DFF<Bits<LEN_BITS>>,
+    w_to: DFF<Bits<LEN_BITS>>,
+    w_gap: [Signal<Local, Bits<LEN_BITS>>; GAPS],
+    w_min01: Signal<Local, Bits<LEN_BITS>>,
+    w_min23: Signal<Local, Bits<LEN_BITS>>,
+    w_min: Signal<Local, Bits<LEN_BITS>>,
     type_need_ack: Constant<Bits<8>>,
     op_lookup: Constant<Bits<2>>,
     payload_start: Constant<Bits<16>>,
@@ -475,6 +492,18 @@ impl Default for RxEngine {
             m_grant_priority: Default::default(),
             m_peer_valid: Default::default(),
             m_peer_stale_cutoffs: Default::default(),
+            m_watch_valid: Default::default(),
+            m_watch_slot: Default::default(),
+            m_watch_live: Default::default(),
+            m_watch_from: Default::default(),
+            m_watch_to: Default::default(),
+            w_pending: Default::default(),
+            w_from: Default::default(),
+            w_to: Default::default(),
+            w_gap: Default::default(),
+            w_min01: Default::default(),
+            w_min23: Default::default(),
+            w_min: Default::default(),
             m_cutoffs_valid: Default::default(),
             m_cutoffs_ip: Default::default(),
             m_cutoffs_version: Default::default(),
@@ -649,6 +678,9 @@ impl Logic for RxEngine {
         dff_setup!(
             self,
             clock,
+            w_pending,
+            w_from,
+            w_to,
             state,
             win0,
             win1,
@@ -878,6 +910,33 @@ impl Logic for RxEngine {
         if self.fields.incoming.val() < self.fields.message_length.val() {
             self.m_evt_incoming.next = self.fields.incoming.val().get_bits::<LEN_BITS>(0);
         }
+
+        // ---- the resend timer's entry ----
+        for k in 0..GAPS {
+            self.w_gap[k].next = self.m_evt_incoming.val();
+            if self.r_valid[k].q.val() {
+                self.w_gap[k].next = self.r_start[k].q.val();
+            }
+        }
+        self.w_min01.next = self.w_gap[1].val();
+        if self.w_gap[0].val() < self.w_gap[1].val() {
+            self.w_min01.next = self.w_gap[0].val();
+        }
+        self.w_min23.next = self.w_gap[3].val();
+        if self.w_gap[2].val() < self.w_gap[3].val() {
+            self.w_min23.next = self.w_gap[2].val();
+        }
+        self.w_min.next = self.w_min23.val();
+        if self.w_min01.val() < self.w_min23.val() {
+            self.w_min.next = self.w_min01.val();
+        }
+        self.w_pending.d.next = false;
+        self.m_watch_valid.next = self.w_pending.q.val();
+        self.m_watch_slot.next = self.slot.q.val();
+        self.m_watch_live.next = true;
+        self.m_watch_from.next = self.w_from.q.val();
+        self.m_watch_to.next = self.w_to.q.val();
+
 
         // ---- payload placement ----
         self.offset_in_page.next =
@@ -1238,6 +1297,9 @@ impl Logic for RxEngine {
             self.beat.d.next = 1.into();
             self.second_half.d.next = false;
             if self.m_evt_ready.val() {
+                self.w_pending.d.next = true;
+                self.w_from.d.next = self.r_prefix.q.val();
+                self.w_to.d.next = self.w_min.val();
                 self.state.d.next = self.st_write.val();
                 self.last_valid.d.next = true;
                 self.last_key.d.next = self.key.val();
@@ -1284,6 +1346,9 @@ impl Logic for RxEngine {
             self.m_rpc_valid.next = true;
             self.m_rpc_op.next = self.op_remove.val();
             if self.m_rpc_ready.val() {
+                // The message is gone: the resend timer forgets it.
+                self.m_watch_valid.next = true;
+                self.m_watch_live.next = false;
                 self.state.d.next = self.st_remove_wait.val();
             }
         } else if self.state.q.val() == self.st_remove_wait.val() {

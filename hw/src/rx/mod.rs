@@ -9,4 +9,5 @@ pub mod counters;
 pub mod engine;
 pub mod fifo;
 pub mod parser;
+pub mod resend_timer;
 pub mod rpc_table;

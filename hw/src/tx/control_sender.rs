@@ -1,7 +1,7 @@
 //! Control sender: the card's own control packets. GRANTs (the grant
-//! scheduler's decisions), ACKs (answers to a server's NEED_ACK) and
-//! CUTOFFS (our unscheduled cutoffs, to a peer whose DATA shows it does not
-//! have them).
+//! scheduler's decisions), RESENDs (the resend timer's), ACKs (answers to a
+//! server's NEED_ACK) and CUTOFFS (our unscheduled cutoffs, to a peer whose
+//! DATA shows it does not have them).
 //!
 //! DESIGN NOTES
 //! ------------
@@ -22,7 +22,8 @@
 //! again). Likewise one CUTOFFS waits at a time, for the peer of a new
 //! inbound message whose DATA carries another cutoff version than ours;
 //! another meanwhile is dropped and counted (that peer's next message asks
-//! again). GRANTs go first, then ACKs, then CUTOFFS.
+//! again). GRANTs go first, then RESENDs, ACKs, CUTOFFS. A RESEND names its
+//! RPC and peer as a GRANT does (it is sent for an inbound message too).
 //!
 //! One GRANT every 6 cycles (the peer read, the header builder's two
 //! stages, two beats); the scheduler queues its decisions (16 deep)
@@ -76,6 +77,12 @@ pub struct ControlSender {
     pub s_grant_slot: Signal<In, Bits<SLOT_BITS>>,
     pub s_grant_offset: Signal<In, Bits<LEN_BITS>>,
     pub s_grant_priority: Signal<In, Bits<3>>,
+    /// RESENDs from the resend timer: the message's slot and the range.
+    pub s_resend_valid: Signal<In, bool>,
+    pub s_resend_ready: Signal<Out, bool>,
+    pub s_resend_slot: Signal<In, Bits<SLOT_BITS>>,
+    pub s_resend_offset: Signal<In, Bits<LEN_BITS>>,
+    pub s_resend_length: Signal<In, Bits<LEN_BITS>>,
     /// Answer this NEED_ACK with an ACK (a strobe from the RX engine): the
     /// server, and the RPC as this card (the client) knows it.
     pub s_ack_valid: Signal<In, bool>,
@@ -125,9 +132,12 @@ pub struct ControlSender {
     cut_local_id: DFF<Bits<64>>,
     cutoffs_count: DFF<Bits<32>>,
     cutoffs_dropped_count: DFF<Bits<32>>,
-    /// The frame being built is an ACK, a CUTOFFS (neither: a GRANT).
+    /// The frame being built is an ACK, a CUTOFFS, a RESEND (none: a GRANT).
     is_ack: DFF<bool>,
     is_cutoffs: DFF<bool>,
+    is_resend: DFF<bool>,
+    /// A RESEND's length.
+    length: DFF<Bits<LEN_BITS>>,
     acks_count: DFF<Bits<32>>,
     acks_dropped_count: DFF<Bits<32>>,
     peer: Signal<Local, Bits<PEER_BITS>>,
@@ -137,6 +147,7 @@ pub struct ControlSender {
     type_grant: Constant<Bits<8>>,
     type_ack: Constant<Bits<8>>,
     type_cutoffs: Constant<Bits<8>>,
+    type_resend: Constant<Bits<8>>,
     /// CUTOFFS' body, first byte on top: the eight limits, the version.
     cutoffs_body: Constant<Bits<{ 8 * BODY_BYTES }>>,
     /// num_acks = 1 in the top 16 bits of an ACK's body.
@@ -194,6 +205,14 @@ impl Default for ControlSender {
             ack_client_id: Default::default(),
             is_ack: Default::default(),
             is_cutoffs: Default::default(),
+            is_resend: Default::default(),
+            length: Default::default(),
+            s_resend_valid: Default::default(),
+            s_resend_ready: Default::default(),
+            s_resend_slot: Default::default(),
+            s_resend_offset: Default::default(),
+            s_resend_length: Default::default(),
+            type_resend: Constant::new((PacketType::Resend as u64).to_bits()),
             s_peer_stale_cutoffs: Default::default(),
             cutoffs_sent: Default::default(),
             cutoffs_dropped: Default::default(),
@@ -266,7 +285,9 @@ impl Logic for ControlSender {
             cut_local_id,
             cutoffs_count,
             cutoffs_dropped_count,
-            is_cutoffs
+            is_cutoffs,
+            is_resend,
+            length
         );
         self.peers.read_clock.next = self.clock.val();
         self.peers.write_clock.next = self.clock.val();
@@ -278,6 +299,9 @@ impl Logic for ControlSender {
             | (bit_cast::<PEER_BITS, 16>(self.s_peer_local_port.val()) << 96)
             | (bit_cast::<PEER_BITS, 64>(self.s_peer_local_id.val()) << 112);
         self.peers.read_address.next = self.s_grant_slot.val();
+        if !self.s_grant_valid.val() {
+            self.peers.read_address.next = self.s_resend_slot.val();
+        }
         self.peer.next = self.peers.read_data.val();
 
         self.header.clock.next = self.clock.val();
@@ -301,7 +325,7 @@ impl Logic for ControlSender {
         self.header.retransmit.next = false;
         self.header.payload_len.next = 0.into();
         self.header.ctl_offset.next = bit_cast::<32, LEN_BITS>(self.offset.q.val());
-        self.header.ctl_length.next = 0.into();
+        self.header.ctl_length.next = bit_cast::<32, LEN_BITS>(self.length.q.val());
         self.header.ctl_priority.next = bit_cast::<8, 3>(self.level.q.val());
         self.header.body.next = 0.into();
         // ACK body, first byte on top: num_acks (2 bytes) = 1, then the
@@ -319,6 +343,9 @@ impl Logic for ControlSender {
             self.header.dport.next = self.ack_server_port.q.val();
             self.header.sender_id.next = self.ack_client_id.q.val();
             self.header.body.next = self.ack_body.val();
+        }
+        if self.is_resend.q.val() {
+            self.header.packet_type.next = self.type_resend.val();
         }
         if self.is_cutoffs.q.val() {
             self.header.dst_mac.next = self.cut_mac.q.val();
@@ -357,6 +384,7 @@ impl Logic for ControlSender {
         }
 
         self.s_grant_ready.next = false;
+        self.s_resend_ready.next = false;
         self.m_axis_tvalid.next = false;
         self.m_axis_tdata.next = self.beat0.q.val();
         self.m_axis_tkeep.next = self.all_lanes.val();
@@ -368,9 +396,18 @@ impl Logic for ControlSender {
             self.s_grant_ready.next = true;
             self.is_ack.d.next = false;
             self.is_cutoffs.d.next = false;
+            self.is_resend.d.next = false;
+            self.s_resend_ready.next = !self.s_grant_valid.val();
             if self.s_grant_valid.val() {
                 self.offset.d.next = self.s_grant_offset.val();
                 self.level.d.next = self.s_grant_priority.val();
+                self.state.d.next = self.st_read.val();
+            } else if self.s_resend_valid.val() {
+                // The data resent comes at the highest priority.
+                self.is_resend.d.next = true;
+                self.offset.d.next = self.s_resend_offset.val();
+                self.length.d.next = self.s_resend_length.val();
+                self.level.d.next = 7.into();
                 self.state.d.next = self.st_read.val();
             } else if self.ack_pending.q.val() {
                 self.is_ack.d.next = true;
@@ -418,6 +455,8 @@ impl Logic for ControlSender {
                 } else if self.is_cutoffs.q.val() {
                     self.cutoffs_count.d.next = self.cutoffs_count.q.val() + 1;
                     self.cut_pending.d.next = false;
+                } else if self.is_resend.q.val() {
+                    // (Counted by the resend timer.)
                 } else {
                     self.sent.d.next = self.sent.q.val() + 1;
                 }

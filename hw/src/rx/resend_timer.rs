@@ -1,0 +1,299 @@
+//! Resend timer: the receiver's half of loss recovery. Once per tick every
+//! inbound message is visited; one silent for `resend_ticks` ticks gets a
+//! RESEND for its first missing range, and another every `resend_interval`
+//! ticks while the silence lasts (HomaModule's rule, the reference model's
+//! `timer.rs`).
+//!
+//! DESIGN NOTES
+//! ------------
+//! Per RPC slot (`watch`, a RAM beside the RX engine's record): live, ticks
+//! of silence, the silence at which the next RESEND is due (0: the first,
+//! at `resend_ticks` as the register reads when it comes), and the range to
+//! ask for. The RX engine writes the entry with every packet it takes
+//! (silence 0, due 0, the range from the merged
+//! record: [prefix, first gap's start), or [prefix, the sender's `incoming`)
+//! when no gap is open: granted bytes only) and clears it when the message
+//! is complete or forgotten.
+//!
+//! A sweep: on a tick, every slot in turn, one per cycle (read, then
+//! decide and write back the next cycle): a live entry's silence goes up by
+//! one; if it reaches the due mark and the range is not empty, a RESEND is
+//! offered to the control sender (slot, offset, length) and the mark moves
+//! to `resend_interval` ticks past the silence so far. So a sweep costs 16,384 cycles (65.5 us at
+//! 250 MHz) whatever the number of live messages; a tick shorter than that
+//! waits for the sweep (one tick is remembered). A bitmap of live slots
+//! would make a sweep cost about 256 cycles plus one per live message: the
+//! next step for HomaModule-beating recovery times.
+//!
+//! Races: the RX engine's write wins the RAM's one write port; an entry the
+//! engine wrote in the cycle it was read is skipped this sweep (it has just
+//! heard from its sender: silence 0). A RESEND the control sender cannot
+//! take at once is not counted as sent: the mark stays, and the next sweep
+//! offers it again.
+
+use rust_hdl::prelude::*;
+
+use crate::rx::engine::LEN_BITS;
+use crate::rx::rpc_table::SLOT_BITS;
+
+/// Entry: live [0], silence [8:1], due mark [16:9], range start [36:17],
+/// range end [56:37].
+const WATCH_BITS: usize = 57;
+
+#[derive(LogicBlock)]
+pub struct ResendTimer {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, bool>,
+    /// One cycle per tick.
+    pub tick: Signal<In, bool>,
+    /// Ticks of silence before the first RESEND, and between RESENDs
+    /// (HomaModule's resend_ticks, resend_interval); 0: never.
+    pub cfg_resend_ticks: Signal<In, Bits<8>>,
+    pub cfg_resend_interval: Signal<In, Bits<8>>,
+    /// The RX engine's writes: a packet taken (`live`, with the range to
+    /// ask for next), or the message gone (`!live`).
+    pub s_watch_valid: Signal<In, bool>,
+    pub s_watch_slot: Signal<In, Bits<SLOT_BITS>>,
+    pub s_watch_live: Signal<In, bool>,
+    pub s_watch_from: Signal<In, Bits<LEN_BITS>>,
+    pub s_watch_to: Signal<In, Bits<LEN_BITS>>,
+    /// RESENDs to send: the slot (its peer is the control sender's), the
+    /// range.
+    pub m_resend_valid: Signal<Out, bool>,
+    pub m_resend_ready: Signal<In, bool>,
+    pub m_resend_slot: Signal<Out, Bits<SLOT_BITS>>,
+    pub m_resend_offset: Signal<Out, Bits<LEN_BITS>>,
+    pub m_resend_length: Signal<Out, Bits<LEN_BITS>>,
+    /// RESENDs handed over, sweeps finished (both wrap).
+    pub resends: Signal<Out, Bits<32>>,
+    pub sweeps: Signal<Out, Bits<32>>,
+
+    watch: RAM<Bits<WATCH_BITS>, SLOT_BITS>,
+    scanning: DFF<bool>,
+    tick_pending: DFF<bool>,
+    scan_index: DFF<Bits<SLOT_BITS>>,
+    /// The slot whose entry the RAM shows now (read at the last edge).
+    s1_valid: DFF<bool>,
+    s1_slot: DFF<Bits<SLOT_BITS>>,
+    /// The engine wrote `scan_index`'s slot in the cycle it was read.
+    s1_stale: DFF<bool>,
+    out_valid: DFF<bool>,
+    out_slot: DFF<Bits<SLOT_BITS>>,
+    out_offset: DFF<Bits<LEN_BITS>>,
+    out_length: DFF<Bits<LEN_BITS>>,
+    resends_count: DFF<Bits<32>>,
+    sweeps_count: DFF<Bits<32>>,
+    // ---- locals: the entry read ----
+    e_live: Signal<Local, bool>,
+    e_silent: Signal<Local, Bits<8>>,
+    e_due: Signal<Local, Bits<8>>,
+    e_from: Signal<Local, Bits<LEN_BITS>>,
+    e_to: Signal<Local, Bits<LEN_BITS>>,
+    silent_next: Signal<Local, Bits<8>>,
+    due_next: Signal<Local, Bits<8>>,
+    /// The silence at which a RESEND is due for the entry read.
+    threshold: Signal<Local, Bits<8>>,
+    fire: Signal<Local, bool>,
+    out_free: Signal<Local, bool>,
+    /// After a reset, emptying every entry (`scan_index` walks them).
+    clearing: DFF<bool>,
+    last_slot: Constant<Bits<SLOT_BITS>>,
+    live_bit: Constant<Bits<WATCH_BITS>>,
+}
+
+impl Default for ResendTimer {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            tick: Default::default(),
+            cfg_resend_ticks: Default::default(),
+            cfg_resend_interval: Default::default(),
+            s_watch_valid: Default::default(),
+            s_watch_slot: Default::default(),
+            s_watch_live: Default::default(),
+            s_watch_from: Default::default(),
+            s_watch_to: Default::default(),
+            m_resend_valid: Default::default(),
+            m_resend_ready: Default::default(),
+            m_resend_slot: Default::default(),
+            m_resend_offset: Default::default(),
+            m_resend_length: Default::default(),
+            resends: Default::default(),
+            sweeps: Default::default(),
+            watch: Default::default(),
+            scanning: Default::default(),
+            tick_pending: Default::default(),
+            scan_index: Default::default(),
+            s1_valid: Default::default(),
+            s1_slot: Default::default(),
+            s1_stale: Default::default(),
+            out_valid: Default::default(),
+            out_slot: Default::default(),
+            out_offset: Default::default(),
+            out_length: Default::default(),
+            resends_count: Default::default(),
+            sweeps_count: Default::default(),
+            e_live: Default::default(),
+            e_silent: Default::default(),
+            e_due: Default::default(),
+            e_from: Default::default(),
+            e_to: Default::default(),
+            silent_next: Default::default(),
+            due_next: Default::default(),
+            threshold: Default::default(),
+            fire: Default::default(),
+            out_free: Default::default(),
+            clearing: Default::default(),
+            last_slot: Constant::new(((1u64 << SLOT_BITS) - 1).to_bits()),
+            live_bit: Constant::new(1u64.to_bits()),
+        }
+    }
+}
+
+impl Logic for ResendTimer {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            scanning,
+            tick_pending,
+            scan_index,
+            s1_valid,
+            s1_slot,
+            s1_stale,
+            out_valid,
+            out_slot,
+            out_offset,
+            out_length,
+            resends_count,
+            sweeps_count,
+            clearing
+        );
+        self.watch.read_clock.next = self.clock.val();
+        self.watch.write_clock.next = self.clock.val();
+
+        // ---- ticks and sweeps ----
+        if self.tick.val() {
+            self.tick_pending.d.next = true;
+        }
+        self.watch.read_address.next = self.scan_index.q.val();
+        self.s1_valid.d.next = self.scanning.q.val();
+        self.s1_slot.d.next = self.scan_index.q.val();
+        self.s1_stale.d.next = self.s_watch_valid.val()
+            & (self.s_watch_slot.val() == self.scan_index.q.val());
+        if self.clearing.q.val() {
+            self.scan_index.d.next = self.scan_index.q.val() + 1;
+            if self.scan_index.q.val() == self.last_slot.val() {
+                self.clearing.d.next = false;
+            }
+        } else if self.scanning.q.val() {
+            self.scan_index.d.next = self.scan_index.q.val() + 1;
+            if self.scan_index.q.val() == self.last_slot.val() {
+                self.scanning.d.next = false;
+                self.sweeps_count.d.next = self.sweeps_count.q.val() + 1;
+            }
+        } else if self.tick_pending.q.val() & (self.cfg_resend_ticks.val() != 0) {
+            self.tick_pending.d.next = false;
+            self.scanning.d.next = true;
+            self.scan_index.d.next = 0.into();
+        }
+
+        // ---- the entry read: one tick more of silence; due? ----
+        self.e_live.next = self.watch.read_data.val().get_bit(0);
+        self.e_silent.next = self.watch.read_data.val().get_bits::<8>(1);
+        self.e_due.next = self.watch.read_data.val().get_bits::<8>(9);
+        self.e_from.next = self.watch.read_data.val().get_bits::<LEN_BITS>(17);
+        self.e_to.next = self.watch.read_data.val().get_bits::<LEN_BITS>(37);
+        self.silent_next.next = self.e_silent.val() + 1;
+        if self.e_silent.val() == 0xff {
+            self.silent_next.next = self.e_silent.val();
+        }
+        self.threshold.next = self.e_due.val();
+        if self.e_due.val() == 0 {
+            self.threshold.next = self.cfg_resend_ticks.val();
+        }
+        self.due_next.next = self.silent_next.val() + self.cfg_resend_interval.val();
+        if (self.silent_next.val() + self.cfg_resend_interval.val()) < self.silent_next.val() {
+            self.due_next.next = 0xff.into();
+        }
+        self.out_free.next = !self.out_valid.q.val() | self.m_resend_ready.val();
+        self.fire.next = self.s1_valid.q.val()
+            & !self.s1_stale.q.val()
+            & self.e_live.val()
+            & (self.cfg_resend_ticks.val() != 0)
+            & (self.silent_next.val() >= self.threshold.val())
+            & (self.e_from.val() < self.e_to.val())
+            & self.out_free.val();
+
+        // ---- the RAM's one write port: the engine's write first ----
+        self.watch.write_enable.next = false;
+        self.watch.write_address.next = self.s1_slot.q.val();
+        self.watch.write_data.next = self.live_bit.val()
+            | (bit_cast::<WATCH_BITS, 8>(self.silent_next.val()) << 1)
+            | (bit_cast::<WATCH_BITS, 8>(self.e_due.val()) << 9)
+            | (bit_cast::<WATCH_BITS, LEN_BITS>(self.e_from.val()) << 17)
+            | (bit_cast::<WATCH_BITS, LEN_BITS>(self.e_to.val()) << 37);
+        if self.fire.val() {
+            self.watch.write_data.next = self.live_bit.val()
+                | (bit_cast::<WATCH_BITS, 8>(self.silent_next.val()) << 1)
+                | (bit_cast::<WATCH_BITS, 8>(self.due_next.val()) << 9)
+                | (bit_cast::<WATCH_BITS, LEN_BITS>(self.e_from.val()) << 17)
+                | (bit_cast::<WATCH_BITS, LEN_BITS>(self.e_to.val()) << 37);
+        }
+        if self.s1_valid.q.val() & !self.s1_stale.q.val() & self.e_live.val() {
+            self.watch.write_enable.next = true;
+        }
+        if self.s_watch_valid.val() {
+            self.watch.write_enable.next = true;
+            self.watch.write_address.next = self.s_watch_slot.val();
+            self.watch.write_data.next = (bit_cast::<WATCH_BITS, LEN_BITS>(self.s_watch_from.val()) << 17)
+                | (bit_cast::<WATCH_BITS, LEN_BITS>(self.s_watch_to.val()) << 37);
+            if !self.s_watch_live.val() {
+                self.watch.write_data.next = 0.into();
+            } else {
+                self.watch.write_data.next = self.watch.write_data.val() | self.live_bit.val();
+            }
+            // The sweep's write-back loses this cycle: its slot is visited
+            // again next sweep, one tick of silence short, and any RESEND
+            // due waits for it.
+            self.fire.next = false;
+        }
+        if self.clearing.q.val() {
+            // After a reset: every entry emptied, one per cycle.
+            self.watch.write_enable.next = true;
+            self.watch.write_address.next = self.scan_index.q.val();
+            self.watch.write_data.next = 0.into();
+            self.fire.next = false;
+        }
+
+        // ---- the RESEND on offer ----
+        if self.m_resend_ready.val() {
+            self.out_valid.d.next = false;
+        }
+        if self.fire.val() {
+            self.out_valid.d.next = true;
+            self.out_slot.d.next = self.s1_slot.q.val();
+            self.out_offset.d.next = self.e_from.val();
+            self.out_length.d.next = self.e_to.val() - self.e_from.val();
+            self.resends_count.d.next = self.resends_count.q.val() + 1;
+        }
+        self.m_resend_valid.next = self.out_valid.q.val();
+        self.m_resend_slot.next = self.out_slot.q.val();
+        self.m_resend_offset.next = self.out_offset.q.val();
+        self.m_resend_length.next = self.out_length.q.val();
+        self.resends.next = self.resends_count.q.val();
+        self.sweeps.next = self.sweeps_count.q.val();
+
+        if self.reset.val() {
+            self.clearing.d.next = true;
+            self.scan_index.d.next = 0.into();
+            self.scanning.d.next = false;
+            self.tick_pending.d.next = false;
+            self.out_valid.d.next = false;
+            self.resends_count.d.next = 0.into();
+            self.sweeps_count.d.next = 0.into();
+        }
+    }
+}
