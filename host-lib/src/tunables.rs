@@ -24,7 +24,7 @@
 //! rule (a combination the card or host-lib refuses) goes in
 //! `config::check_combinations`.
 
-use homa_hw::regmap::{block_type, grant};
+use homa_hw::regmap::{block_type, grant, timer};
 use homa_hw::tx::engine as tx_engine;
 
 /// A tunable's home.
@@ -103,7 +103,7 @@ pub fn show_value(value: &[u32]) -> String {
 }
 
 const PACER: &str = "built into the TX engine's RTL (homa_hw::tx::engine::PACER_FIFO_FRACTION)";
-const NO_TIMERS: &str = "the card has no retransmit timers yet";
+const NO_TIMERS: &str = "the card's timers do not do this yet (issue 9)";
 const TX_ENGINE: &str = "built into the TX engine's RTL (homa_hw::tx::engine)";
 
 /// Every tunable of the card, in the order the example file lists them.
@@ -232,21 +232,39 @@ pub const TUNABLES: &[Tunable] = &[
     },
     // Timers.
     Tunable {
+        name: "timer_tick_ns",
+        target: Target::Csr {
+            block_type: block_type::TIMER,
+            offset: timer::TICK_NS,
+        },
+        shape: Shape::Scalar,
+        default: &[timer::TICK_NS_DEFAULT],
+        min: 4,
+        max: 1 << 24,
+        help: "the card's timer tick in ns, the unit of the *_ticks tunables (HomaModule: 1 ms)",
+    },
+    Tunable {
         name: "resend_ticks",
-        target: Target::Fixed { why: NO_TIMERS },
+        target: Target::Csr {
+            block_type: block_type::TIMER,
+            offset: timer::RESEND_TICKS,
+        },
         shape: Shape::Scalar,
         default: &[5],
-        min: 1,
-        max: 10_000,
-        help: "ticks of silence before the first RESEND",
+        min: 0,
+        max: 255,
+        help: "ticks of silence before a receiver's first RESEND (0: none)",
     },
     Tunable {
         name: "resend_interval",
-        target: Target::Fixed { why: NO_TIMERS },
+        target: Target::Csr {
+            block_type: block_type::TIMER,
+            offset: timer::RESEND_INTERVAL,
+        },
         shape: Shape::Scalar,
         default: &[5],
         min: 1,
-        max: 10_000,
+        max: 255,
         help: "ticks between RESENDs",
     },
     Tunable {
