@@ -3,6 +3,11 @@
 //! with its reason; then the RX path's own counters (FIFO overflows, messages
 //! delivered, RX engine drops, ARP replies), kept by their blocks and read
 //! here. Counters wrap; reads have no side effects.
+//!
+//! The read mux is a tree on the offset's word bits (`word`, `rd_l*`), with
+//! `select` applied once at its root: a chain of one compare per register,
+//! each gated by `select`, made 13 LUT levels from the CSR address to the
+//! core's read data register.
 
 use rust_hdl::prelude::*;
 
@@ -33,13 +38,23 @@ pub struct RxCounters {
     pub path: [Signal<In, Bits<32>>; PATH_COUNTERS],
     header: RegisterBlockHeader,
     count: [DFF<Bits<32>>; COUNTERS],
-    /// Offset of counter i's register is `first + 4 i`.
-    first: Constant<Bits<8>>,
-    first_path: Constant<Bits<8>>,
+    /// Register word w of the block (offset 4 w); 0 where none.
+    word: [Signal<Local, Bits<32>>; 64],
+    /// The mux tree, one level per offset bit (2 upwards).
+    rd_l1: [Signal<Local, Bits<32>>; 32],
+    rd_l2: [Signal<Local, Bits<32>>; 16],
+    rd_l3: [Signal<Local, Bits<32>>; 8],
+    rd_l4: [Signal<Local, Bits<32>>; 4],
+    rd_l5: [Signal<Local, Bits<32>>; 2],
+    rd_mux: Signal<Local, Bits<32>>,
 }
 
 impl Default for RxCounters {
     fn default() -> Self {
+        // The read mux's word numbers (3 and 17 in `update`).
+        assert_eq!(rx_counters::FIRST_COUNTER, 3 * 4);
+        assert_eq!(rx_counters::PATH_COUNTERS[0], 17 * 4);
+        assert!(17 + PATH_COUNTERS <= 64, "the read mux has 64 words");
         assert_eq!(
             rx_counters::FIRST_COUNTER + 4 * COUNTERS as u32,
             rx_counters::PATH_COUNTERS[0]
@@ -66,8 +81,13 @@ impl Default for RxCounters {
                 rx_counters::BASE,
             ),
             count: Default::default(),
-            first: Constant::new((rx_counters::FIRST_COUNTER as u64).to_bits()),
-            first_path: Constant::new((rx_counters::PATH_COUNTERS[0] as u64).to_bits()),
+            word: std::array::from_fn(|_| Default::default()),
+            rd_l1: Default::default(),
+            rd_l2: Default::default(),
+            rd_l3: Default::default(),
+            rd_l4: Default::default(),
+            rd_l5: Default::default(),
+            rd_mux: Default::default(),
         }
     }
 }
@@ -77,7 +97,9 @@ impl Logic for RxCounters {
     fn update(&mut self) {
         self.header.offset.next = self.offset.val();
         self.header.select.next = self.select.val();
-        self.rd_data.next = self.header.rd_data.val();
+        for w in 0..64 {
+            self.word[w].next = 0.into();
+        }
         for i in 0..COUNTERS {
             self.count[i].clock.next = self.clock.val();
             self.count[i].d.next = self.count[i].q.val();
@@ -87,16 +109,50 @@ impl Logic for RxCounters {
             if self.reset.val() {
                 self.count[i].d.next = 0.into();
             }
-            if self.select.val() & (self.offset.val().index() == self.first.val().index() + 4 * i) {
-                self.rd_data.next = self.count[i].q.val();
-            }
+            self.word[3 + i].next = self.count[i].q.val();
         }
         for i in 0..PATH_COUNTERS {
-            if self.select.val()
-                & (self.offset.val().index() == self.first_path.val().index() + 4 * i)
-            {
-                self.rd_data.next = self.path[i].val();
+            self.word[17 + i].next = self.path[i].val();
+        }
+        for j in 0..32 {
+            self.rd_l1[j].next = self.word[2 * j].val();
+            if self.offset.val().get_bit(2) {
+                self.rd_l1[j].next = self.word[2 * j + 1].val();
             }
+        }
+        for j in 0..16 {
+            self.rd_l2[j].next = self.rd_l1[2 * j].val();
+            if self.offset.val().get_bit(3) {
+                self.rd_l2[j].next = self.rd_l1[2 * j + 1].val();
+            }
+        }
+        for j in 0..8 {
+            self.rd_l3[j].next = self.rd_l2[2 * j].val();
+            if self.offset.val().get_bit(4) {
+                self.rd_l3[j].next = self.rd_l2[2 * j + 1].val();
+            }
+        }
+        for j in 0..4 {
+            self.rd_l4[j].next = self.rd_l3[2 * j].val();
+            if self.offset.val().get_bit(5) {
+                self.rd_l4[j].next = self.rd_l3[2 * j + 1].val();
+            }
+        }
+        for j in 0..2 {
+            self.rd_l5[j].next = self.rd_l4[2 * j].val();
+            if self.offset.val().get_bit(6) {
+                self.rd_l5[j].next = self.rd_l4[2 * j + 1].val();
+            }
+        }
+        self.rd_mux.next = self.rd_l5[0].val();
+        if self.offset.val().get_bit(7) {
+            self.rd_mux.next = self.rd_l5[1].val();
+        }
+        // Offsets not word aligned read 0, as before; the header's words
+        // (words 0 to 2) are 0 in `word` and come from the header.
+        self.rd_data.next = self.header.rd_data.val();
+        if self.select.val() & (self.offset.val().get_bits::<2>(0) == 0) {
+            self.rd_data.next = self.header.rd_data.val() | self.rd_mux.val();
         }
     }
 }

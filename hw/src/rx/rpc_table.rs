@@ -294,8 +294,12 @@ pub struct RpcTable {
     /// This request allocates `free_way` / clears `hit_way`.
     do_insert: Signal<Local, bool>,
     do_remove: Signal<Local, bool>,
-    wr_way: Signal<Local, Bits<2>>,
-    /// What is written to `wr_way` of `s2_set`: {do_insert, key}.
+    /// Way w is the lowest free one.
+    first_free: [Signal<Local, bool>; 4],
+    /// The request writes way w (one-hot: at most one way hits, and
+    /// `first_free` has at most one bit set).
+    wr_we: [Signal<Local, bool>; 4],
+    /// What is written to the way of `s2_set` that `wr_we` names: {do_insert, key}.
     wr_data: Signal<Local, Bits<ENTRY_BITS>>,
     /// The valid bit of an entry (bit 128).
     valid_bit: Constant<Bits<ENTRY_BITS>>,
@@ -378,7 +382,8 @@ impl Default for RpcTable {
             op_remove: Default::default(),
             do_insert: Default::default(),
             do_remove: Default::default(),
-            wr_way: Default::default(),
+            first_free: Default::default(),
+            wr_we: Default::default(),
             wr_data: Default::default(),
             valid_bit: Constant::new(Bits::<ENTRY_BITS>::from(1u64) << KEY_BITS as u64),
             bp_we: Default::default(),
@@ -532,10 +537,22 @@ impl Logic for RpcTable {
         self.op_remove.next = self.s2_valid.q.val() & (self.s2_op.q.val() == 2);
         self.do_insert.next = self.op_insert.val() & !self.hit.val() & self.any_free.val();
         self.do_remove.next = self.op_remove.val() & self.hit.val();
-        self.wr_way.next = self.hit_way.val();
+        self.first_free[0].next = self.way_free[0].val();
+        self.first_free[1].next = self.way_free[1].val() & !self.way_free[0].val();
+        self.first_free[2].next =
+            self.way_free[2].val() & !self.way_free[1].val() & !self.way_free[0].val();
+        self.first_free[3].next = self.way_free[3].val()
+            & !self.way_free[2].val()
+            & !self.way_free[1].val()
+            & !self.way_free[0].val();
+        // Per way, flat: no encoded way number on the path to the write
+        // enable (a way number, then its decode, made 12 levels).
+        for w in 0..4 {
+            self.wr_we[w].next = (self.op_remove.val() & self.way_hit[w].val())
+                | (self.op_insert.val() & !self.hit.val() & self.first_free[w].val());
+        }
         self.wr_data.next = bit_cast::<129, 128>(self.s2_key.q.val());
         if self.do_insert.val() {
-            self.wr_way.next = self.free_way.val();
             self.wr_data.next = self.valid_bit.val() | bit_cast::<129, 128>(self.s2_key.q.val());
         }
 
@@ -544,11 +561,9 @@ impl Logic for RpcTable {
         for w in 0..4 {
             self.ways[w].write_address.next = self.s2_set.q.val();
             self.ways[w].write_data.next = self.wr_data.val();
-            self.ways[w].write_enable.next =
-                (self.do_insert.val() | self.do_remove.val()) & (self.wr_way.val().index() == w);
+            self.ways[w].write_enable.next = self.wr_we[w].val();
             self.bp_we[w].clock.next = self.clock.val();
-            self.bp_we[w].d.next =
-                (self.do_insert.val() | self.do_remove.val()) & (self.wr_way.val().index() == w);
+            self.bp_we[w].d.next = self.wr_we[w].val();
             if self.reset.val() {
                 self.bp_we[w].d.next = false;
             }

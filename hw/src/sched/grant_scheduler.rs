@@ -49,8 +49,19 @@
 //!                      through the target pipeline (8 stages, below); the
 //!                      last stage decides grants in rank order with the
 //!                      room left
-//!   CLEAN              fully granted entries leave the active set
+//!   CLEAN_WAIT, CLEAN  fully granted entries leave the active set (CLEAN
+//!                      reads per-position flags registered in CLEAN_WAIT;
+//!                      each one leaves through MOVE1/MOVE2, which writes
+//!                      its state back)
 //!   REFILL again, then FIFO (the FIFO grant's turn), then IDLE.
+//! The state RAM's write port is registered: a write the FSM decides in one
+//! cycle reaches the RAM at the end of the next, and a read made at that
+//! same edge takes the written entry from a bypass register instead of the
+//! RAM's old one. MOVE1's key compares are made (and registered) in the
+//! state before it; the active set's worst entry and `room` are registers.
+//! Each of these took a path of 9 to 19 LUT levels under 8 (`make synth`)
+//! without a cycle on the way from an event to its GRANT; CLEAN_WAIT adds one
+//! cycle to a pass after its grants are queued.
 //! Shortcut: an event that leaves the active set as it was (its message is
 //! not active and not promoted) skips the pass (READ -> IDLE, 2 cycles) when
 //! the pass could grant nothing: no FIFO grant is due; the active set is the
@@ -114,6 +125,7 @@ const FIFO_READ: u64 = 9;
 const PARAMS: u64 = 10;
 const READ2: u64 = 11;
 const FIFO_GRANT: u64 = 12;
+const CLEAN_WAIT: u64 = 13;
 
 /// Where a message's candidacy lives (state RAM `where` field).
 // 0: not a candidate (no tree leaf, not active).
@@ -238,6 +250,19 @@ pub struct GrantScheduler {
     otq_age: DFF<Bits<32>>,
     /// Both trees have taken every update asked of them and settled.
     settled: Signal<Local, bool>,
+    /// The state RAM's write port, registered: what the FSM writes (`sr_*`)
+    /// reaches the RAM one edge later (`wq_*`), so no FSM decision sits on
+    /// the path into the RAM's write enable (19 LUT levels before).
+    sr_we: Signal<Local, bool>,
+    sr_addr: Signal<Local, Bits<SLOT_BITS>>,
+    sr_data: Signal<Local, Bits<ST_BITS>>,
+    wq_we: DFF<bool>,
+    wq_addr: DFF<Bits<SLOT_BITS>>,
+    wq_data: DFF<Bits<ST_BITS>>,
+    /// The read made at the last edge hit the write made at that edge (the
+    /// RAM returned the old entry); `byp_data` is the new one.
+    byp_hit: DFF<bool>,
+    byp_data: DFF<Bits<ST_BITS>>,
     /// The state RAM's output, registered (READ2, FIFO_GRANT).
     r_st: DFF<Bits<ST_BITS>>,
     r_present: Signal<Local, bool>,
@@ -255,6 +280,9 @@ pub struct GrantScheduler {
     r_cold: DFF<Bits<32>>,
     /// FIFO_READ: min(bytes not yet granted, fifo_grant_increment).
     r_finc: DFF<Bits<32>>,
+    /// FIFO_READ: the bytes not yet granted fit in one FIFO grant
+    /// (`r_finc` is all of them).
+    r_fin_all: DFF<bool>,
 
     fsm: DFF<Bits<4>>,
     /// The last full pass ended with no room left: an active message may be
@@ -309,7 +337,6 @@ pub struct GrantScheduler {
     /// The event's message after it: length, received, granted, birth.
     n_len: Signal<Local, Bits<LEN_BITS>>,
     n_grt: Signal<Local, Bits<LEN_BITS>>,
-    n_inc_clip: Signal<Local, Bits<LEN_BITS>>,
     n_birth: Signal<Local, Bits<32>>,
     n_rem: Signal<Local, Bits<LEN_BITS>>,
     /// Its contribution to total_incoming before and after.
@@ -317,6 +344,14 @@ pub struct GrantScheduler {
     contrib_new: Signal<Local, Bits<32>>,
     /// It is (still) a candidate after the event.
     n_wanted: Signal<Local, bool>,
+    /// READ, for a message already present (its length `st_len`): the
+    /// packet's `incoming` is past the end; the old grant beats the clipped
+    /// `incoming`. All compares side by side, from registers and the RAM.
+    rd_c_s: Signal<Local, bool>,
+    rd_g_s: Signal<Local, bool>,
+    rd_clip_s: Signal<Local, Bits<LEN_BITS>>,
+    /// ... and for a new message (length `e_len`).
+    rd_c_e: Signal<Local, bool>,
     /// The event is ignored (a length that disagrees with the message's).
     n_ignore: Signal<Local, bool>,
     /// The message leaves (removed or complete).
@@ -325,6 +360,9 @@ pub struct GrantScheduler {
     beats_worst: Signal<Local, bool>,
     full: Signal<Local, bool>,
     worst_ent: Signal<Local, Bits<ENT_BITS>>,
+    /// `worst_ent`, registered (valid in READ2: the active set does not
+    /// change in IDLE and READ).
+    worst_q: DFF<Bits<ENT_BITS>>,
     m_cfg: Signal<Local, Bits<4>>,
 
     // the move (MOVE1/MOVE2): remove position mv_rm (8 = none), insert mv_new
@@ -333,6 +371,17 @@ pub struct GrantScheduler {
     mv_new: DFF<Bits<ENT_BITS>>,
     /// Demote the worst entry (position mv_rm) into the trees in MOVE1.
     mv_demote: DFF<bool>,
+    /// The entry at mv_rm is fully granted (CLEAN): its state is written
+    /// back as no longer a candidate in MOVE1.
+    mv_clean: DFF<bool>,
+    /// The new entry's key against each active entry's, registered in the
+    /// state before MOVE1 (READ2, REFILL_READ: the active set is stable
+    /// there): entry k beats it.
+    mv_cmp: [DFF<bool>; 8],
+    /// The key the next MOVE1 inserts (`mv_new`'s rem and birth, before
+    /// it is registered).
+    nk_rem: Signal<Local, Bits<LEN_BITS>>,
+    nk_birth: Signal<Local, Bits<32>>,
     mv_next: DFF<Bits<4>>,
     mv_q: DFF<Bits<4>>,
     mv_beats: [Signal<Local, bool>; 8],
@@ -352,10 +401,12 @@ pub struct GrantScheduler {
     mv_up: [Signal<Local, bool>; 8],
     /// The worst active entry's key against the event's new key.
     w_age: Signal<Local, Bits<32>>,
+    /// Active entry k is fully granted, registered every cycle from the
+    /// active set (CLEAN_WAIT lets it settle after a change).
+    a_done: [DFF<bool>; 8],
     /// First active entry that is fully granted (CLEAN), if any.
     cl_any: Signal<Local, bool>,
     cl_pos: Signal<Local, Bits<4>>,
-    cl_ent: Signal<Local, Bits<ENT_BITS>>,
     /// The event's new active entry / new state RAM entry.
     n_ent: Signal<Local, Bits<ENT_BITS>>,
     st_new: Signal<Local, Bits<ST_BITS>>,
@@ -447,6 +498,10 @@ pub struct GrantScheduler {
     p5_t2: Signal<Local, Bits<21>>,
     // decide
     room: Signal<Local, Bits<32>>,
+    /// `room`, kept in a register: recomputed from `total` every cycle,
+    /// and carried from decision to decision in SWEEP (each grant takes
+    /// its bytes off), so the sweep's loop does not start at `total`.
+    room_q: DFF<Bits<32>>,
     dec_amount: Signal<Local, Bits<32>>,
     dec_new: Signal<Local, Bits<LEN_BITS>>,
     dec_ent: Signal<Local, Bits<ENT_BITS>>,
@@ -488,6 +543,16 @@ pub struct GrantScheduler {
     gq_push_data: Signal<Local, Bits<GQ_BITS>>,
     gq_pop: Signal<Local, bool>,
     gq_head: Signal<Local, Bits<GQ_BITS>>,
+    /// `gq_head`'s 16-to-1 mux as a tree on gq_rd's bits (a chain of 16
+    /// compares made 11 levels).
+    gq_m1: [Signal<Local, Bits<GQ_BITS>>; 8],
+    gq_m2: [Signal<Local, Bits<GQ_BITS>>; 4],
+    gq_m3: [Signal<Local, Bits<GQ_BITS>>; 2],
+    /// `dec_ent`'s and `mv_rm_ent`'s 8-to-1 muxes, as trees.
+    de_m1: [Signal<Local, Bits<ENT_BITS>>; 4],
+    de_m2: [Signal<Local, Bits<ENT_BITS>>; 2],
+    mr_m1: [Signal<Local, Bits<ENT_BITS>>; 4],
+    mr_m2: [Signal<Local, Bits<ENT_BITS>>; 2],
 
     // masks
     grt_mask_n: Constant<Bits<ENT_BITS>>,
@@ -505,6 +570,7 @@ pub struct GrantScheduler {
     st_params: Constant<Bits<4>>,
     st_read2: Constant<Bits<4>>,
     st_fifo_grant: Constant<Bits<4>>,
+    st_clean_wait: Constant<Bits<4>>,
     /// State RAM entry fields: `where` = active / tree, its mask cleared,
     /// present, and the granted field cleared.
     where_active: Constant<Bits<ST_BITS>>,
@@ -580,6 +646,14 @@ impl Default for GrantScheduler {
             otq_present: Default::default(),
             otq_age: Default::default(),
             settled: Default::default(),
+            sr_we: Default::default(),
+            sr_addr: Default::default(),
+            sr_data: Default::default(),
+            wq_we: Default::default(),
+            wq_addr: Default::default(),
+            wq_data: Default::default(),
+            byp_hit: Default::default(),
+            byp_data: Default::default(),
             r_st: Default::default(),
             r_present: Default::default(),
             r_where: Default::default(),
@@ -594,6 +668,7 @@ impl Default for GrantScheduler {
             r_wanted: Default::default(),
             r_cold: Default::default(),
             r_finc: Default::default(),
+            r_fin_all: Default::default(),
             fsm: Default::default(),
             pass_capped: Default::default(),
             pass_owes: Default::default(),
@@ -627,22 +702,30 @@ impl Default for GrantScheduler {
             st_birth: Default::default(),
             n_len: Default::default(),
             n_grt: Default::default(),
-            n_inc_clip: Default::default(),
             n_birth: Default::default(),
             n_rem: Default::default(),
             contrib_old: Default::default(),
             contrib_new: Default::default(),
             n_wanted: Default::default(),
+            rd_c_s: Default::default(),
+            rd_g_s: Default::default(),
+            rd_clip_s: Default::default(),
+            rd_c_e: Default::default(),
             n_ignore: Default::default(),
             n_gone: Default::default(),
             beats_worst: Default::default(),
             full: Default::default(),
             worst_ent: Default::default(),
+            worst_q: Default::default(),
             m_cfg: Default::default(),
             mv_rm: Default::default(),
             mv_ins: Default::default(),
             mv_new: Default::default(),
             mv_demote: Default::default(),
+            mv_clean: Default::default(),
+            mv_cmp: Default::default(),
+            nk_rem: Default::default(),
+            nk_birth: Default::default(),
             mv_next: Default::default(),
             mv_q: Default::default(),
             mv_beats: Default::default(),
@@ -658,9 +741,9 @@ impl Default for GrantScheduler {
             mv_down: Default::default(),
             mv_up: Default::default(),
             w_age: Default::default(),
+            a_done: Default::default(),
             cl_any: Default::default(),
             cl_pos: Default::default(),
-            cl_ent: Default::default(),
             n_ent: Default::default(),
             st_new: Default::default(),
             rf_ent: Default::default(),
@@ -736,6 +819,7 @@ impl Default for GrantScheduler {
             p5_t1: Default::default(),
             p5_t2: Default::default(),
             room: Default::default(),
+            room_q: Default::default(),
             dec_amount: Default::default(),
             dec_new: Default::default(),
             dec_ent: Default::default(),
@@ -769,6 +853,13 @@ impl Default for GrantScheduler {
             gq_push_data: Default::default(),
             gq_pop: Default::default(),
             gq_head: Default::default(),
+            gq_m1: Default::default(),
+            gq_m2: Default::default(),
+            gq_m3: Default::default(),
+            de_m1: Default::default(),
+            de_m2: Default::default(),
+            mr_m1: Default::default(),
+            mr_m2: Default::default(),
             grt_mask_n: Constant::new(!(Bits::<ENT_BITS>::from(0xf_ffffu64) << 52)),
             st_idle: Constant::new(IDLE.into()),
             st_read: Constant::new(READ.into()),
@@ -783,6 +874,7 @@ impl Default for GrantScheduler {
             st_params: Constant::new(PARAMS.into()),
             st_read2: Constant::new(READ2.into()),
             st_fifo_grant: Constant::new(FIFO_GRANT.into()),
+            st_clean_wait: Constant::new(CLEAN_WAIT.into()),
             where_active: Constant::new(Bits::<ST_BITS>::from(WHERE_ACTIVE) << 92),
             where_tree: Constant::new(Bits::<ST_BITS>::from(WHERE_TREE) << 92),
             where_clear: Constant::new(!(Bits::<ST_BITS>::from(3u64) << 92)),
@@ -921,12 +1013,24 @@ impl Logic for GrantScheduler {
             r_ignore,
             r_wanted,
             r_cold,
-            r_finc
+            r_finc,
+            r_fin_all,
+            wq_we,
+            wq_addr,
+            wq_data,
+            byp_hit,
+            byp_data,
+            worst_q,
+            mv_clean,
+            room_q
         );
         clock!(self, clock, cand_tree, oldest_tree);
         for k in 0..8 {
             self.a_ent[k].clock.next = self.clock.val();
             self.a_ent[k].d.next = self.a_ent[k].q.val();
+            self.a_done[k].clock.next = self.clock.val();
+            self.mv_cmp[k].clock.next = self.clock.val();
+            self.mv_cmp[k].d.next = self.mv_cmp[k].q.val();
         }
         for k in 0..9 {
             self.dyn_window[k].clock.next = self.clock.val();
@@ -943,9 +1047,11 @@ impl Logic for GrantScheduler {
 
         // ---- defaults of the children's inputs ----
         self.state_ram.read_address.next = self.s_evt_slot.val();
-        self.state_ram.write_enable.next = false;
-        self.state_ram.write_address.next = self.e_slot.q.val();
-        self.state_ram.write_data.next = 0.into();
+        self.byp_hit.d.next =
+            self.wq_we.q.val() & (self.wq_addr.q.val() == self.s_evt_slot.val());
+        self.sr_we.next = false;
+        self.sr_addr.next = self.e_slot.q.val();
+        self.sr_data.next = 0.into();
         self.ct_valid.next = false;
         self.ct_index.next = self.e_slot.q.val();
         self.ct_present.next = false;
@@ -994,9 +1100,19 @@ impl Logic for GrantScheduler {
                 self.worst_ent.next = self.a_ent[k].q.val();
             }
         }
+        self.worst_q.d.next = self.worst_ent.val();
+        // Fully granted, per position (CLEAN reads it a cycle later).
+        for k in 0..8 {
+            self.a_done[k].d.next = self.a_valid[k].val()
+                & (self.a_ent[k].q.val().get_bits::<20>(52)
+                    == self.a_ent[k].q.val().get_bits::<20>(92));
+        }
 
         // ---- READ: the event's message after the event ----
         self.st.next = self.state_ram.read_data.val();
+        if self.byp_hit.q.val() {
+            self.st.next = self.byp_data.q.val();
+        }
         self.st_present.next = self.st.val().get_bit(94);
         self.st_where.next = self.st.val().get_bits::<2>(92);
         self.st_len.next = self.st.val().get_bits::<20>(72);
@@ -1009,21 +1125,43 @@ impl Logic for GrantScheduler {
             self.n_len.next = self.st_len.val();
             self.n_birth.next = self.st_birth.val();
         }
-        self.n_inc_clip.next = self.e_inc.q.val();
-        if self.e_inc.q.val() > self.n_len.val() {
-            self.n_inc_clip.next = self.n_len.val();
+        // The model's order (clip `incoming` to the length, keep the larger
+        // of it and the old grant, compare with the length) as parallel
+        // compares and a mux: the chain of three compares made 9 levels.
+        self.rd_c_s.next = self.e_inc.q.val() > self.st_len.val();
+        self.rd_clip_s.next = self.e_inc.q.val();
+        self.rd_g_s.next = self.st_grt.val() > self.e_inc.q.val();
+        if self.rd_c_s.val() {
+            self.rd_clip_s.next = self.st_len.val();
+            self.rd_g_s.next = self.st_grt.val() > self.st_len.val();
         }
-        self.n_grt.next = self.n_inc_clip.val();
-        if self.st_present.val() & (self.st_grt.val() > self.n_inc_clip.val()) {
-            self.n_grt.next = self.st_grt.val();
+        self.rd_c_e.next = self.e_inc.q.val() > self.e_len.q.val();
+        self.n_grt.next = self.e_inc.q.val();
+        if self.rd_c_e.val() {
+            self.n_grt.next = self.e_len.q.val();
+        }
+        if self.st_present.val() {
+            self.n_grt.next = self.rd_clip_s.val();
+            if self.rd_g_s.val() {
+                self.n_grt.next = self.st_grt.val();
+            }
         }
         self.n_ignore.next = (self.st_present.val()
             & !self.e_remove.q.val()
             & (self.e_len.q.val() != self.st_len.val()))
             | (self.e_remove.q.val() & !self.st_present.val());
-        self.n_gone.next = self.e_remove.q.val() | (self.e_rcv.q.val() >= self.n_len.val());
+        self.n_gone.next = self.e_remove.q.val() | (self.e_rcv.q.val() >= self.e_len.q.val());
+        self.n_wanted.next = !self.n_gone.val() & (self.e_inc.q.val() < self.e_len.q.val());
+        if self.st_present.val() {
+            self.n_gone.next =
+                self.e_remove.q.val() | (self.e_rcv.q.val() >= self.st_len.val());
+            self.n_wanted.next = !self.n_gone.val()
+                & ((self.rd_g_s.val() & (self.st_grt.val() < self.st_len.val()))
+                    | (!self.rd_g_s.val()
+                        & !self.rd_c_s.val()
+                        & (self.e_inc.q.val() < self.st_len.val())));
+        }
         self.n_rem.next = self.n_len.val() - self.e_rcv.q.val();
-        self.n_wanted.next = !self.n_gone.val() & (self.n_grt.val() < self.n_len.val());
         self.contrib_old.next = 0.into();
         if self.st_present.val() & (self.st_grt.val() > self.st_rcv.val()) {
             self.contrib_old.next = bit_cast::<32, 20>(self.st_grt.val() - self.st_rcv.val());
@@ -1048,9 +1186,9 @@ impl Logic for GrantScheduler {
         if !self.r_gone.q.val() & (self.r_grt.q.val() > self.e_rcv.q.val()) {
             self.contrib_new.next = bit_cast::<32, 20>(self.r_grt.q.val() - self.e_rcv.q.val());
         }
-        self.w_age.next = self.r_birth.q.val() - self.worst_ent.val().get_bits::<32>(0);
-        self.beats_worst.next = (self.r_rem.q.val() < self.worst_ent.val().get_bits::<20>(32))
-            | ((self.r_rem.q.val() == self.worst_ent.val().get_bits::<20>(32))
+        self.w_age.next = self.r_birth.q.val() - self.worst_q.q.val().get_bits::<32>(0);
+        self.beats_worst.next = (self.r_rem.q.val() < self.worst_q.q.val().get_bits::<20>(32))
+            | ((self.r_rem.q.val() == self.worst_q.q.val().get_bits::<20>(32))
                 & self.w_age.val().get_bit(31));
         // birth [31:0], rem [51:32], grt [71:52], rcv [91:72], len [111:92], slot [125:112]
         self.n_ent.next = bit_cast::<126, 32>(self.r_birth.q.val())
@@ -1067,19 +1205,32 @@ impl Logic for GrantScheduler {
             | self.present_bit.val();
 
         // ---- MOVE1: where the new entry goes among the survivors ----
-        self.new_rem.next = self.mv_new.q.val().get_bits::<20>(32);
-        self.new_birth.next = self.mv_new.q.val().get_bits::<32>(0);
+        // The key compares are made in the state that sets `mv_new` (READ2
+        // or REFILL_READ) and registered in `mv_cmp`: in MOVE1 behind the
+        // priority pick and `mv_q`'s arithmetic they made 14 levels.
+        self.nk_rem.next = self.r_rem.q.val();
+        self.nk_birth.next = self.r_birth.q.val();
+        if self.fsm.q.val() == self.st_refill_read.val() {
+            self.nk_rem.next = self.st_len.val() - self.st_rcv.val();
+            self.nk_birth.next = self.st_birth.val();
+        }
+        self.new_rem.next = self.nk_rem.val();
+        self.new_birth.next = self.nk_birth.val();
         for k in 0..8 {
             self.cmp_rank_lt[k].next =
                 self.a_ent[k].q.val().get_bits::<20>(32) < self.new_rem.val();
             self.cmp_rank_eq[k].next =
                 self.a_ent[k].q.val().get_bits::<20>(32) == self.new_rem.val();
             self.cmp_age[k].next = self.a_ent[k].q.val().get_bits::<32>(0) - self.new_birth.val();
+            if (self.fsm.q.val() == self.st_read2.val())
+                | (self.fsm.q.val() == self.st_refill_read.val())
+            {
+                self.mv_cmp[k].d.next = self.cmp_rank_lt[k].val()
+                    | (self.cmp_rank_eq[k].val() & self.cmp_age[k].val().get_bit(31));
+            }
             self.mv_free[k].next = self.idx[k].val() != self.mv_rm.q.val();
-            self.mv_beats[k].next = self.a_valid[k].val()
-                & self.mv_free[k].val()
-                & (self.cmp_rank_lt[k].val()
-                    | (self.cmp_rank_eq[k].val() & self.cmp_age[k].val().get_bit(31)));
+            self.mv_beats[k].next =
+                self.a_valid[k].val() & self.mv_free[k].val() & self.mv_cmp[k].q.val();
         }
         self.mv_first.next = self.idx[8].val();
         for k in 0..8 {
@@ -1087,11 +1238,22 @@ impl Logic for GrantScheduler {
                 self.mv_first.next = self.idx[7 - k].val();
             }
         }
-        self.mv_rm_ent.next = self.a_ent[0].q.val();
-        for k in 0..8 {
-            if self.idx[k].val() == self.mv_rm.q.val() {
-                self.mv_rm_ent.next = self.a_ent[k].q.val();
+        for j in 0..4 {
+            self.mr_m1[j].next = self.a_ent[2 * j].q.val();
+            if self.mv_rm.q.val().get_bit(0) {
+                self.mr_m1[j].next = self.a_ent[2 * j + 1].q.val();
             }
+        }
+        for j in 0..2 {
+            self.mr_m2[j].next = self.mr_m1[2 * j].val();
+            if self.mv_rm.q.val().get_bit(1) {
+                self.mr_m2[j].next = self.mr_m1[2 * j + 1].val();
+            }
+        }
+        // Position 8 (none) reads as position 0, as it always did.
+        self.mv_rm_ent.next = self.mr_m2[0].val();
+        if self.mv_rm.q.val().get_bit(2) & !self.mv_rm.q.val().get_bit(3) {
+            self.mv_rm_ent.next = self.mr_m2[1].val();
         }
 
         // ---- MOVE2: the new order, position by position ----
@@ -1118,18 +1280,14 @@ impl Logic for GrantScheduler {
             | (bit_cast::<126, 20>(self.st_len.val()) << 92)
             | (bit_cast::<126, 14>(self.refill_slot.q.val()) << 112);
 
-        // ---- CLEAN: the first fully granted active entry ----
+        // ---- CLEAN: the first fully granted active entry (its state is
+        // written back in MOVE1, from `mv_rm_ent`) ----
         self.cl_any.next = false;
         self.cl_pos.next = self.idx[8].val();
-        self.cl_ent.next = self.a_ent[0].q.val();
         for k in 0..8 {
-            if self.a_valid[7 - k].val()
-                & (self.a_ent[7 - k].q.val().get_bits::<20>(52)
-                    == self.a_ent[7 - k].q.val().get_bits::<20>(92))
-            {
+            if self.a_done[7 - k].q.val() {
                 self.cl_any.next = true;
                 self.cl_pos.next = self.idx[7 - k].val();
-                self.cl_ent.next = self.a_ent[7 - k].q.val();
             }
         }
 
@@ -1242,18 +1400,34 @@ impl Logic for GrantScheduler {
         if self.cfg_max_incoming.val() > self.total.q.val() {
             self.room.next = self.cfg_max_incoming.val() - self.total.q.val();
         }
+        // SWEEP and FIFO_GRANT use `room_q`: it equals `room` there (no
+        // change of `total` in the cycle before either; in SWEEP each grant
+        // takes its bytes off both). A tunable changed in the middle of a
+        // pass counts from the next pass.
+        self.room_q.d.next = self.room.val();
         self.dec_amount.next = bit_cast::<32, 20>(self.p5_want.q.val());
         self.dec_new.next = self.p5_target.q.val();
-        self.dec_ent.next = self.a_ent[0].q.val();
-        for k in 0..8 {
-            if self.idx[k].val() == self.p5_r.q.val() {
-                self.dec_ent.next = self.a_ent[k].q.val();
+        for j in 0..4 {
+            self.de_m1[j].next = self.a_ent[2 * j].q.val();
+            if self.p5_r.q.val().get_bit(0) {
+                self.de_m1[j].next = self.a_ent[2 * j + 1].q.val();
             }
         }
-        if bit_cast::<32, 20>(self.p5_want.q.val()) > self.room.val() {
-            self.dec_amount.next = self.room.val();
+        for j in 0..2 {
+            self.de_m2[j].next = self.de_m1[2 * j].val();
+            if self.p5_r.q.val().get_bit(1) {
+                self.de_m2[j].next = self.de_m1[2 * j + 1].val();
+            }
+        }
+        // p5_r is a rank, 0..7.
+        self.dec_ent.next = self.de_m2[0].val();
+        if self.p5_r.q.val().get_bit(2) {
+            self.dec_ent.next = self.de_m2[1].val();
+        }
+        if bit_cast::<32, 20>(self.p5_want.q.val()) > self.room_q.q.val() {
+            self.dec_amount.next = self.room_q.q.val();
             self.dec_new.next =
-                self.dec_ent.val().get_bits::<20>(52) + self.room.val().get_bits::<20>(0);
+                self.dec_ent.val().get_bits::<20>(52) + self.room_q.q.val().get_bits::<20>(0);
         }
         self.dec_slot.next = self.dec_ent.val().get_bits::<14>(112);
         self.msp5.next = bit_cast::<5, 3>(self.cfg_max_sched_prio.val());
@@ -1274,12 +1448,16 @@ impl Logic for GrantScheduler {
         // FIFO_READ: what the oldest may get at most; FIFO_GRANT: room too.
         self.ff_left.next = bit_cast::<32, 20>(self.st_len.val() - self.st_grt.val());
         self.r_finc.d.next = bit_cast::<32, 20>(self.cfg_fifo_grant_increment.val());
+        self.r_fin_all.d.next = true;
         if self.ff_left.val() < bit_cast::<32, 20>(self.cfg_fifo_grant_increment.val()) {
             self.r_finc.d.next = self.ff_left.val();
         }
+        if self.ff_left.val() > bit_cast::<32, 20>(self.cfg_fifo_grant_increment.val()) {
+            self.r_fin_all.d.next = false;
+        }
         self.fifo_inc.next = self.r_finc.q.val();
-        if self.room.val() < self.r_finc.q.val() {
-            self.fifo_inc.next = self.room.val();
+        if self.room_q.q.val() < self.r_finc.q.val() {
+            self.fifo_inc.next = self.room_q.q.val();
         }
         self.ff_new.next = self.r_st_grt.val() + self.fifo_inc.val().get_bits::<20>(0);
 
@@ -1321,11 +1499,27 @@ impl Logic for GrantScheduler {
         self.gq_push_data.next = bit_cast::<38, 20>(self.dec_new.val())
             | (bit_cast::<38, 14>(self.dec_slot.val()) << 20)
             | (bit_cast::<38, 3>(self.dec_prio.val()) << 34);
-        self.gq_head.next = self.gq[0].q.val();
-        for k in 0..16 {
-            if self.gq_rd.q.val() == self.idx16[k].val() {
-                self.gq_head.next = self.gq[k].q.val();
+        for j in 0..8 {
+            self.gq_m1[j].next = self.gq[2 * j].q.val();
+            if self.gq_rd.q.val().get_bit(0) {
+                self.gq_m1[j].next = self.gq[2 * j + 1].q.val();
             }
+        }
+        for j in 0..4 {
+            self.gq_m2[j].next = self.gq_m1[2 * j].val();
+            if self.gq_rd.q.val().get_bit(1) {
+                self.gq_m2[j].next = self.gq_m1[2 * j + 1].val();
+            }
+        }
+        for j in 0..2 {
+            self.gq_m3[j].next = self.gq_m2[2 * j].val();
+            if self.gq_rd.q.val().get_bit(2) {
+                self.gq_m3[j].next = self.gq_m2[2 * j + 1].val();
+            }
+        }
+        self.gq_head.next = self.gq_m3[0].val();
+        if self.gq_rd.q.val().get_bit(3) {
+            self.gq_head.next = self.gq_m3[1].val();
         }
         self.m_grant_valid.next = self.gq_count.q.val() != 0;
         self.m_grant_offset.next = self.gq_head.val().get_bits::<20>(0);
@@ -1374,6 +1568,7 @@ impl Logic for GrantScheduler {
             self.mv_ins.d.next = false;
             self.mv_new.d.next = self.n_ent.val();
             self.mv_demote.d.next = false;
+            self.mv_clean.d.next = false;
             self.mv_next.d.next = self.st_refill.val();
             self.fsm.d.next = self.st_refill.val();
             if self.r_ignore.q.val() {
@@ -1383,9 +1578,9 @@ impl Logic for GrantScheduler {
                 if !self.r_present.val() {
                     self.birth_ctr.d.next = self.birth_ctr.q.val() + 1;
                 }
-                self.state_ram.write_enable.next = true;
-                self.state_ram.write_address.next = self.e_slot.q.val();
-                self.state_ram.write_data.next = 0.into();
+                self.sr_we.next = true;
+                self.sr_addr.next = self.e_slot.q.val();
+                self.sr_data.next = 0.into();
                 self.ct_index.next = self.e_slot.q.val();
                 self.ot_index.next = self.e_slot.q.val();
                 self.ct_rank.next = self.r_rem.q.val();
@@ -1397,10 +1592,10 @@ impl Logic for GrantScheduler {
                     self.fsm.d.next = self.st_move1.val();
                     if self.r_wanted.q.val() {
                         self.mv_ins.d.next = true;
-                        self.state_ram.write_data.next =
+                        self.sr_data.next =
                             self.st_new.val() | self.where_active.val();
                     } else if !self.r_gone.q.val() {
-                        self.state_ram.write_data.next = self.st_new.val();
+                        self.sr_data.next = self.st_new.val();
                     }
                 } else if self.r_wanted.q.val() & (!self.full.val() | self.beats_worst.val()) {
                     // Promoted: into the active set, the worst (if full) out.
@@ -1410,7 +1605,7 @@ impl Logic for GrantScheduler {
                         self.mv_demote.d.next = true;
                         self.mv_rm.d.next = self.m_cfg.val() - 1;
                     }
-                    self.state_ram.write_data.next = self.st_new.val() | self.where_active.val();
+                    self.sr_data.next = self.st_new.val() | self.where_active.val();
                     if self.r_present.val() & (self.r_where.val() == self.w2_tree.val()) {
                         self.ct_valid.next = true;
                         self.ot_valid.next = true;
@@ -1424,7 +1619,7 @@ impl Logic for GrantScheduler {
                     self.ct_present.next = true;
                     self.ot_valid.next = true;
                     self.ot_present.next = true;
-                    self.state_ram.write_data.next = self.st_new.val() | self.where_tree.val();
+                    self.sr_data.next = self.st_new.val() | self.where_tree.val();
                 } else {
                     // Not (or no longer) a candidate.
                     if self.skip_pass.val() {
@@ -1435,7 +1630,7 @@ impl Logic for GrantScheduler {
                         self.ot_valid.next = true;
                     }
                     if !self.r_gone.q.val() {
-                        self.state_ram.write_data.next = self.st_new.val();
+                        self.sr_data.next = self.st_new.val();
                     }
                 }
             }
@@ -1455,14 +1650,25 @@ impl Logic for GrantScheduler {
                 self.ot_present.next = true;
                 self.ot_index.next = self.mv_rm_ent.val().get_bits::<14>(112);
                 self.ot_age.next = self.mv_rm_ent.val().get_bits::<32>(0);
-                self.state_ram.write_enable.next = true;
-                self.state_ram.write_address.next = self.mv_rm_ent.val().get_bits::<14>(112);
-                self.state_ram.write_data.next =
+                self.sr_we.next = true;
+                self.sr_addr.next = self.mv_rm_ent.val().get_bits::<14>(112);
+                self.sr_data.next =
                     bit_cast::<95, 32>(self.mv_rm_ent.val().get_bits::<32>(0))
                         | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(52)) << 32)
                         | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(72)) << 52)
                         | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(92)) << 72)
                         | self.where_tree.val()
+                        | self.present_bit.val();
+            }
+            if self.mv_clean.q.val() {
+                // CLEAN's entry: no longer a candidate (`where` 0).
+                self.sr_we.next = true;
+                self.sr_addr.next = self.mv_rm_ent.val().get_bits::<14>(112);
+                self.sr_data.next =
+                    bit_cast::<95, 32>(self.mv_rm_ent.val().get_bits::<32>(0))
+                        | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(52)) << 32)
+                        | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(72)) << 52)
+                        | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(92)) << 72)
                         | self.present_bit.val();
             }
             self.fsm.d.next = self.st_move2.val();
@@ -1493,6 +1699,8 @@ impl Logic for GrantScheduler {
             if !self.full.val() & self.settled.val() & self.cand_tree.m_present.val() {
                 self.refill_slot.d.next = self.cand_tree.m_index.val();
                 self.state_ram.read_address.next = self.cand_tree.m_index.val();
+                self.byp_hit.d.next = self.wq_we.q.val()
+                    & (self.wq_addr.q.val() == self.cand_tree.m_index.val());
                 self.fsm.d.next = self.st_refill_read.val();
             } else if self.full.val() | self.settled.val() {
                 // The active set is as it must be.
@@ -1517,14 +1725,15 @@ impl Logic for GrantScheduler {
             self.mv_ins.d.next = true;
             self.mv_new.d.next = self.rf_ent.val();
             self.mv_demote.d.next = false;
+            self.mv_clean.d.next = false;
             self.mv_next.d.next = self.st_refill.val();
             self.ct_valid.next = true;
             self.ct_index.next = self.refill_slot.q.val();
             self.ot_valid.next = true;
             self.ot_index.next = self.refill_slot.q.val();
-            self.state_ram.write_enable.next = true;
-            self.state_ram.write_address.next = self.refill_slot.q.val();
-            self.state_ram.write_data.next =
+            self.sr_we.next = true;
+            self.sr_addr.next = self.refill_slot.q.val();
+            self.sr_data.next =
                 (self.st.val() & self.where_clear.val()) | self.where_active.val();
             self.fsm.d.next = self.st_move1.val();
         } else if self.fsm.q.val() == self.st_sweep.val() {
@@ -1537,14 +1746,15 @@ impl Logic for GrantScheduler {
             if self.p5_valid.q.val() {
                 self.sw_left.d.next = self.sw_left.q.val() - 1;
                 if self.sw_left.q.val() == 1 {
-                    self.fsm.d.next = self.st_clean.val();
+                    self.fsm.d.next = self.st_clean_wait.val();
                 }
                 if !self.sw_stop.q.val() {
-                    if self.room.val() == 0 {
+                    if self.room_q.q.val() == 0 {
                         self.sw_stop.d.next = true;
                     } else if self.p5_wants.q.val() {
                         self.gq_push.next = true;
                         self.total.d.next = self.total.q.val() + self.dec_amount.val();
+                        self.room_q.d.next = self.room_q.q.val() - self.dec_amount.val();
                         self.srpt_granted.d.next =
                             self.srpt_granted.q.val() + self.dec_amount.val();
                         for k in 0..8 {
@@ -1553,9 +1763,9 @@ impl Logic for GrantScheduler {
                                     | (bit_cast::<126, 20>(self.dec_new.val()) << 52);
                             }
                         }
-                        self.state_ram.write_enable.next = true;
-                        self.state_ram.write_address.next = self.dec_slot.val();
-                        self.state_ram.write_data.next =
+                        self.sr_we.next = true;
+                        self.sr_addr.next = self.dec_slot.val();
+                        self.sr_data.next =
                             bit_cast::<95, 32>(self.dec_ent.val().get_bits::<32>(0))
                                 | (bit_cast::<95, 20>(self.dec_new.val()) << 32)
                                 | (bit_cast::<95, 20>(self.dec_ent.val().get_bits::<20>(72)) << 52)
@@ -1567,25 +1777,21 @@ impl Logic for GrantScheduler {
             }
         } else if self.fsm.q.val() == self.st_clean.val() {
             if self.cl_any.val() {
-                // Fully granted: no longer a candidate.
+                // Fully granted: no longer a candidate (written back in MOVE1).
                 self.cleaned.d.next = true;
-                self.state_ram.write_enable.next = true;
-                self.state_ram.write_address.next = self.cl_ent.val().get_bits::<14>(112);
-                self.state_ram.write_data.next =
-                    bit_cast::<95, 32>(self.cl_ent.val().get_bits::<32>(0))
-                        | (bit_cast::<95, 20>(self.cl_ent.val().get_bits::<20>(52)) << 32)
-                        | (bit_cast::<95, 20>(self.cl_ent.val().get_bits::<20>(72)) << 52)
-                        | (bit_cast::<95, 20>(self.cl_ent.val().get_bits::<20>(92)) << 72)
-                        | self.present_bit.val();
                 self.mv_rm.d.next = self.cl_pos.val();
                 self.mv_ins.d.next = false;
                 self.mv_demote.d.next = false;
-                self.mv_next.d.next = self.st_clean.val();
+                self.mv_clean.d.next = true;
+                self.mv_next.d.next = self.st_clean_wait.val();
                 self.fsm.d.next = self.st_move1.val();
             } else {
                 self.post_sweep.d.next = true;
                 self.fsm.d.next = self.st_refill.val();
             }
+        } else if self.fsm.q.val() == self.st_clean_wait.val() {
+            // `a_done` catches up with the active set's last change.
+            self.fsm.d.next = self.st_clean.val();
         } else if self.fsm.q.val() == self.st_fifo.val() {
             if !self.fifo_due.val() {
                 self.fsm.d.next = self.st_idle.val();
@@ -1594,6 +1800,8 @@ impl Logic for GrantScheduler {
                 if self.oldest_tree.m_present.val() {
                     self.fifo_slot.d.next = self.oldest_tree.m_index.val();
                     self.state_ram.read_address.next = self.oldest_tree.m_index.val();
+                    self.byp_hit.d.next = self.wq_we.q.val()
+                        & (self.wq_addr.q.val() == self.oldest_tree.m_index.val());
                     self.fsm.d.next = self.st_fifo_read.val();
                 } else {
                     // Every candidate is active: nobody starves.
@@ -1609,7 +1817,7 @@ impl Logic for GrantScheduler {
         } else if self.fsm.q.val() == self.st_fifo_grant.val() {
             self.fsm.d.next = self.st_idle.val();
             self.pass_ended.d.next = true;
-            if self.room.val() != 0 {
+            if self.room_q.q.val() != 0 {
                 self.srpt_granted.d.next = self.srpt_granted.q.val() - self.fifo_threshold.q.val();
                 self.total.d.next = self.total.q.val() + self.fifo_inc.val();
                 self.gq_push.next = true;
@@ -1617,13 +1825,15 @@ impl Logic for GrantScheduler {
                     | (bit_cast::<38, 14>(self.fifo_slot.q.val()) << 20)
                     | (bit_cast::<38, 3>(self.cfg_max_sched_prio.val()) << 34)
                     | self.gq_fifo_bit.val();
-                self.state_ram.write_enable.next = true;
-                self.state_ram.write_address.next = self.fifo_slot.q.val();
-                self.state_ram.write_data.next = (self.r_st.q.val() & self.grt_clear.val())
+                self.sr_we.next = true;
+                self.sr_addr.next = self.fifo_slot.q.val();
+                self.sr_data.next = (self.r_st.q.val() & self.grt_clear.val())
                     | (bit_cast::<95, 20>(self.ff_new.val()) << 32);
-                if self.ff_new.val() == self.r_st_len.val() {
+                // Fully granted: what was left fit in the increment and in
+                // the room (ff_new == length, without the adder on the path).
+                if self.r_fin_all.q.val() & !(self.room_q.q.val() < self.r_finc.q.val()) {
                     // Fully granted: out of the trees, no longer a candidate.
-                    self.state_ram.write_data.next = (self.r_st.q.val()
+                    self.sr_data.next = (self.r_st.q.val()
                         & !(bit_cast::<95, 20>(0xf_ffff.into()) << 32)
                         & self.where_clear.val())
                         | (bit_cast::<95, 20>(self.ff_new.val()) << 32);
@@ -1701,11 +1911,25 @@ impl Logic for GrantScheduler {
             self.gq_count.d.next = self.gq_count.q.val() - 1;
         }
 
+        // ---- the state RAM's write port, one edge behind the FSM ----
+        self.wq_we.d.next = self.sr_we.val();
+        self.wq_addr.d.next = self.sr_addr.val();
+        self.wq_data.d.next = self.sr_data.val();
+        self.state_ram.write_enable.next = self.wq_we.q.val();
+        self.state_ram.write_address.next = self.wq_addr.q.val();
+        self.state_ram.write_data.next = self.wq_data.q.val();
+        // A read at the edge that makes that write returns the old entry:
+        // the new one is taken from here instead (`st`).
+        // (`byp_hit` is set beside each `read_address` above.)
+        self.byp_data.d.next = self.wq_data.q.val();
+
         // ---- status ----
         self.total_incoming.next = self.total.q.val();
         self.active_count.next = self.a_n.q.val();
-        self.idle.next =
-            (self.fsm.q.val() == self.st_idle.val()) & self.cfg_ok.val() & self.settled.val();
+        self.idle.next = (self.fsm.q.val() == self.st_idle.val())
+            & self.cfg_ok.val()
+            & self.settled.val()
+            & !self.wq_we.q.val();
 
         // ---- reset ----
         if self.reset.val() {
@@ -1725,6 +1949,8 @@ impl Logic for GrantScheduler {
             self.p1_valid.d.next = false;
             self.ctq_valid.d.next = false;
             self.otq_valid.d.next = false;
+            self.wq_we.d.next = false;
+            self.byp_hit.d.next = false;
         }
     }
 }

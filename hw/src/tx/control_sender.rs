@@ -385,7 +385,13 @@ impl Logic for ControlSender {
 
         self.s_grant_ready.next = false;
         self.s_resend_ready.next = false;
-        self.m_axis_tvalid.next = false;
+        // One flat term (one LUT from the state and the header builder's
+        // registered `out_valid`), not set branch by branch: the core's TX
+        // port arbiter and the framer's ready hang behind it (10 levels).
+        self.m_axis_tvalid.next = ((self.state.q.val() == self.st_wait.val())
+            & self.header.out_valid.val())
+            | (self.state.q.val() == self.st_beat0.val())
+            | (self.state.q.val() == self.st_beat1.val());
         self.m_axis_tdata.next = self.beat0.q.val();
         self.m_axis_tkeep.next = self.all_lanes.val();
         self.m_axis_tlast.next = false;
@@ -427,7 +433,6 @@ impl Logic for ControlSender {
             if self.header.out_valid.val() {
                 // The first beat goes out straight from the header builder
                 // (kept, in case the port is busy); the second is kept.
-                self.m_axis_tvalid.next = true;
                 self.m_axis_tdata.next = self.header.out_beat0.val();
                 self.beat0.d.next = self.header.out_beat0.val();
                 self.beat1.d.next = self.header.out_beat1.val();
@@ -439,12 +444,10 @@ impl Logic for ControlSender {
                 }
             }
         } else if self.state.q.val() == self.st_beat0.val() {
-            self.m_axis_tvalid.next = true;
             if self.m_axis_tready.val() {
                 self.state.d.next = self.st_beat1.val();
             }
         } else if self.state.q.val() == self.st_beat1.val() {
-            self.m_axis_tvalid.next = true;
             self.m_axis_tdata.next = self.beat1.q.val();
             self.m_axis_tkeep.next = self.keep1.q.val();
             self.m_axis_tlast.next = true;
