@@ -2,7 +2,8 @@
 //! frame the card receives is counted exactly once, as accepted or as a drop
 //! with its reason; then the RX path's own counters (FIFO overflows, messages
 //! delivered, RX engine drops, ARP replies), kept by their blocks and read
-//! here. Counters wrap; reads have no side effects.
+//! here; and DATA packets the RX engine took, counted here from its strobe.
+//! Counters wrap; reads have no side effects.
 
 use rust_hdl::prelude::*;
 
@@ -31,7 +32,11 @@ pub struct RxCounters {
     pub rd_data: Signal<Out, Bits<32>>,
     /// The RX path's own counters, in `rx_counters::PATH_COUNTERS` order.
     pub path: [Signal<In, Bits<32>>; PATH_COUNTERS],
+    /// One cycle per DATA packet the RX engine takes.
+    pub data_accepted: Signal<In, bool>,
     header: RegisterBlockHeader,
+    data_accepted_count: DFF<Bits<32>>,
+    at_data_accepted: Constant<Bits<8>>,
     count: [DFF<Bits<32>>; COUNTERS],
     /// Offset of counter i's register is `first + 4 i`.
     first: Constant<Bits<8>>,
@@ -43,6 +48,11 @@ impl Default for RxCounters {
         assert_eq!(
             rx_counters::FIRST_COUNTER + 4 * COUNTERS as u32,
             rx_counters::PATH_COUNTERS[0]
+        );
+        assert_eq!(
+            rx_counters::DATA_ACCEPTED,
+            rx_counters::PATH_COUNTERS[PATH_COUNTERS - 1] + 4,
+            "DATA_ACCEPTED follows the path counters"
         );
         for (i, &r) in rx_counters::PATH_COUNTERS.iter().enumerate() {
             assert_eq!(
@@ -60,6 +70,9 @@ impl Default for RxCounters {
             select: Default::default(),
             rd_data: Default::default(),
             path: Default::default(),
+            data_accepted: Default::default(),
+            data_accepted_count: Default::default(),
+            at_data_accepted: Constant::new((rx_counters::DATA_ACCEPTED as u64).to_bits()),
             header: RegisterBlockHeader::new(
                 block_type::RX_COUNTERS,
                 rx_counters::VERSION,
@@ -90,6 +103,17 @@ impl Logic for RxCounters {
             if self.select.val() & (self.offset.val().index() == self.first.val().index() + 4 * i) {
                 self.rd_data.next = self.count[i].q.val();
             }
+        }
+        self.data_accepted_count.clock.next = self.clock.val();
+        self.data_accepted_count.d.next = self.data_accepted_count.q.val();
+        if self.data_accepted.val() {
+            self.data_accepted_count.d.next = self.data_accepted_count.q.val() + 1;
+        }
+        if self.reset.val() {
+            self.data_accepted_count.d.next = 0.into();
+        }
+        if self.select.val() & (self.offset.val() == self.at_data_accepted.val()) {
+            self.rd_data.next = self.data_accepted_count.q.val();
         }
         for i in 0..PATH_COUNTERS {
             if self.select.val()
