@@ -44,7 +44,9 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<()> {
     let mut cfg = FuzzConfig::new(args.frames, args.seed);
     cfg.check_every = args.check_every;
     cfg.concurrency = args.concurrency;
-    cfg.avoid_open_findings = !args.all;
+    if args.all {
+        cfg.avoid_open_findings.clear();
+    }
     let bar = if args.json || args.frames < 5_000 {
         ProgressBar::hidden()
     } else {

@@ -135,8 +135,8 @@ pub struct Generator {
     seed: u64,
     addr: Addresses,
     pub budget: Budget,
-    /// Steer clear of `OPEN_FINDINGS`.
-    pub avoid_open_findings: bool,
+    /// The numbers of the `OPEN_FINDINGS` to steer clear of.
+    pub avoid: Vec<u32>,
     /// Frames changed to steer clear of them.
     pub steered: u64,
 }
@@ -147,7 +147,7 @@ impl Generator {
             seed,
             addr,
             budget,
-            avoid_open_findings: true,
+            avoid: (1..=OPEN_FINDINGS.len() as u32).collect(),
             steered: 0,
         }
     }
@@ -178,7 +178,7 @@ impl Generator {
             self.well_formed(&mut rng)
         };
         self.enforce_budget(&mut f);
-        if self.avoid_open_findings && self.steer_clear(&mut f.bytes) {
+        if !self.avoid.is_empty() && self.steer_clear(&mut f.bytes) {
             self.steered += 1;
         }
         f
@@ -200,19 +200,23 @@ impl Generator {
             eth::HEADER_LEN + layout::get(&bytes[eth::HEADER_LEN..], ipv4::TOTAL_LENGTH) as usize;
         match frame.homa.body {
             // Findings 1 and 4: to a closed port.
-            Body::NeedAck => {
+            Body::NeedAck if self.avoid.contains(&1) => {
                 layout::put(&mut bytes[homa..], common::DPORT, CLOSED_PORT as u64);
+                true
+            }
+            Body::NeedAck if self.avoid.contains(&4) && bytes.len() > 128 => {
+                bytes.truncate(128);
                 true
             }
             Body::Data(_) => {
                 let mut changed = false;
                 // Finding 2: less padding.
-                if bytes.len() > datagram_end + PADDING_LIMIT {
+                if self.avoid.contains(&2) && bytes.len() > datagram_end + PADDING_LIMIT {
                     bytes.truncate(datagram_end + PADDING_LIMIT);
                     changed = true;
                 }
                 // Finding 3: to a closed port.
-                if bytes.len() > MAX_BEATS_BYTES {
+                if self.avoid.contains(&3) && bytes.len() > MAX_BEATS_BYTES {
                     layout::put(&mut bytes[homa..], common::DPORT, CLOSED_PORT as u64);
                     changed = true;
                 }

@@ -193,6 +193,40 @@ impl Host {
         buf
     }
 
+    /// The first byte written past a received message's end in its last
+    /// bpage (as a byte offset from the message's start), if any. Only
+    /// meaningful for bpages the host zeroed before giving them back
+    /// ([`Host::zero`]).
+    pub fn written_past_end(
+        &self,
+        net: &SimNetwork,
+        e: usize,
+        c: &[u8; ENTRY_BYTES],
+    ) -> Option<usize> {
+        let len = host_abi::get(c, completion::LENGTH) as usize;
+        let pages = Self::bpages(c);
+        let page_bytes = BPAGE_BYTES as usize;
+        let last = *pages.get(len.saturating_sub(1) / page_bytes)?;
+        let from = len - (len.saturating_sub(1) / page_bytes) * page_bytes;
+        let mut tail = vec![0u8; page_bytes - from];
+        self.read(
+            net,
+            rx_area(e) + last as u64 * BPAGE_BYTES + from as u64,
+            &mut tail,
+        );
+        tail.iter()
+            .position(|&b| b != 0)
+            .map(|i| len + i)
+    }
+
+    /// Zeroes a received message's bpages (before they go back).
+    pub fn zero(&self, net: &mut SimNetwork, e: usize, c: &[u8; ENTRY_BYTES]) {
+        let zeros = vec![0u8; BPAGE_BYTES as usize];
+        for page in Self::bpages(c) {
+            self.write(net, rx_area(e) + page as u64 * BPAGE_BYTES, &zeros);
+        }
+    }
+
     /// Hands a message's bpages back to the card.
     pub fn give_back(&self, net: &mut SimNetwork, e: usize, c: &[u8; ENTRY_BYTES]) {
         let pages = Self::bpages(c);
