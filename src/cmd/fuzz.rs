@@ -22,10 +22,6 @@ pub struct FuzzArgs {
     /// Real RPCs in flight beside the fuzz frames.
     #[arg(long, default_value_t = 3)]
     pub concurrency: usize,
-    /// Also send frames that hit the findings still open (by default they
-    /// are steered clear of them, and counted, so a run looks for new ones).
-    #[arg(long)]
-    pub all: bool,
     /// One JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -44,9 +40,6 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<()> {
     let mut cfg = FuzzConfig::new(args.frames, args.seed);
     cfg.check_every = args.check_every;
     cfg.concurrency = args.concurrency;
-    if args.all {
-        cfg.avoid_open_findings.clear();
-    }
     let bar = if args.json || args.frames < 5_000 {
         ProgressBar::hidden()
     } else {
@@ -89,25 +82,17 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<()> {
             "  real RPCs completed, each echo checked byte for byte: {}; forged messages the card delivered: {}; checkpoints: {}",
             report.rpcs_completed, report.forged_messages_delivered, report.checkpoints
         );
-        if !report.open_findings.is_empty() {
-            println!(
-                "  {} frames steered clear of the open findings (--all sends them): {}",
-                report.steered_from_open_findings,
-                report.open_findings.join("; ")
-            );
-        }
         if report.findings.is_empty() {
-            println!("no new finding");
+            println!("no finding");
         }
         for f in &report.findings {
             println!("FINDING {f}");
             println!(
-                "  reproduce: homa-nic fuzz --seed {} --frames {} --check-every {} --concurrency {}{}",
+                "  reproduce: homa-nic fuzz --seed {} --frames {} --check-every {} --concurrency {}",
                 f.seed,
                 f.last_frame + 1,
                 args.check_every,
-                args.concurrency,
-                if args.all { " --all" } else { "" }
+                args.concurrency
             );
         }
     }

@@ -113,43 +113,15 @@ pub struct Budget {
 /// Ports no endpoint of the fuzzed card serves.
 const CLOSED_PORT: u16 = 7;
 
-/// Findings reported and not fixed yet (the branch's report and
-/// /work/helpers/fuzz-findings.md), each with a regression test in
-/// hw-sim/tests/rx_hostile.rs. While they are open, the generator steers
-/// frames that would only find them again away from them (counted), so a
-/// run looks for new ones; `--all` keeps them.
-pub const OPEN_FINDINGS: &[&str] = &[
-    "1: a NEED_ACK to an open port is counted twice",
-    "2: Ethernet padding of 192 bytes or more after a DATA packet is DMA-written",
-    "3: a DATA frame longer than 64 beats (4096 bytes) writes outside its bpage",
-    "4: the tail of a NEED_ACK frame longer than two beats is taken as a frame",
-];
-
-/// Bytes of padding after a DATA packet's datagram from which finding 2
-/// shows (a beat 192 bytes or more past the payload's end).
-const PADDING_LIMIT: usize = 191;
-/// Longest frame the RX engine's beat counter covers (finding 3).
-const MAX_BEATS_BYTES: usize = 64 * 64;
-
 pub struct Generator {
     seed: u64,
     addr: Addresses,
     pub budget: Budget,
-    /// The numbers of the `OPEN_FINDINGS` to steer clear of.
-    pub avoid: Vec<u32>,
-    /// Frames changed to steer clear of them.
-    pub steered: u64,
 }
 
 impl Generator {
     pub fn new(seed: u64, addr: Addresses, budget: Budget) -> Generator {
-        Generator {
-            seed,
-            addr,
-            budget,
-            avoid: (1..=OPEN_FINDINGS.len() as u32).collect(),
-            steered: 0,
-        }
+        Generator { seed, addr, budget }
     }
 
     /// Frame `index`; `live` are the live RPCs (a forgery names one).
@@ -178,52 +150,7 @@ impl Generator {
             self.well_formed(&mut rng)
         };
         self.enforce_budget(&mut f);
-        if !self.avoid.is_empty() && self.steer_clear(&mut f.bytes) {
-            self.steered += 1;
-        }
         f
-    }
-
-    /// Changes a frame that would hit an open finding (`OPEN_FINDINGS`) so
-    /// it does not; true if it did.
-    fn steer_clear(&self, bytes: &mut Vec<u8>) -> bool {
-        let Ok(frame) = Frame::decode(bytes) else {
-            return false;
-        };
-        let c = &frame.homa.common;
-        if c.dport != self.addr.live_port && c.dport != self.addr.spare_port {
-            return false;
-        }
-        let ihl = (bytes[eth::HEADER_LEN] & 0xf) as usize * 4;
-        let homa = eth::HEADER_LEN + ihl;
-        let datagram_end =
-            eth::HEADER_LEN + layout::get(&bytes[eth::HEADER_LEN..], ipv4::TOTAL_LENGTH) as usize;
-        match frame.homa.body {
-            // Findings 1 and 4: to a closed port.
-            Body::NeedAck if self.avoid.contains(&1) => {
-                layout::put(&mut bytes[homa..], common::DPORT, CLOSED_PORT as u64);
-                true
-            }
-            Body::NeedAck if self.avoid.contains(&4) && bytes.len() > 128 => {
-                bytes.truncate(128);
-                true
-            }
-            Body::Data(_) => {
-                let mut changed = false;
-                // Finding 2: less padding.
-                if self.avoid.contains(&2) && bytes.len() > datagram_end + PADDING_LIMIT {
-                    bytes.truncate(datagram_end + PADDING_LIMIT);
-                    changed = true;
-                }
-                // Finding 3: to a closed port.
-                if self.avoid.contains(&3) && bytes.len() > MAX_BEATS_BYTES {
-                    layout::put(&mut bytes[homa..], common::DPORT, CLOSED_PORT as u64);
-                    changed = true;
-                }
-                changed
-            }
-            _ => false,
-        }
     }
 
     /// A well-formed frame, mutated or not.

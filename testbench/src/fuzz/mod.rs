@@ -89,9 +89,6 @@ pub struct FuzzConfig {
     pub max_rpc_bytes: u32,
     /// Forged RPCs the card may be left holding open (generator notes).
     pub open_rpc_budget: u32,
-    /// Steer frames away from these of the findings still open (their
-    /// numbers in `gen::OPEN_FINDINGS`; all by default).
-    pub avoid_open_findings: Vec<u32>,
 }
 
 impl FuzzConfig {
@@ -103,7 +100,6 @@ impl FuzzConfig {
             concurrency: 3,
             max_rpc_bytes: 20_000,
             open_rpc_budget: 256,
-            avoid_open_findings: (1..=gen::OPEN_FINDINGS.len() as u32).collect(),
         }
     }
 }
@@ -153,9 +149,6 @@ pub struct FuzzReport {
     /// Messages the fuzz frames completed and the card delivered to its
     /// host (forged, well-formed requests and responses).
     pub forged_messages_delivered: u64,
-    /// Frames changed to steer clear of the open findings, and those.
-    pub steered_from_open_findings: u64,
-    pub open_findings: Vec<String>,
     pub findings: Vec<Finding>,
 }
 
@@ -328,13 +321,6 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> FuzzReport {
     report.cycles = h.net.cycle();
     report.wall_seconds = wall.elapsed().as_secs_f64();
     report.frames_per_second = report.frames as f64 / report.wall_seconds.max(1e-9);
-    report.steered_from_open_findings = h.gen.steered;
-    report.open_findings = cfg
-        .avoid_open_findings
-        .iter()
-        .filter_map(|&n| gen::OPEN_FINDINGS.get(n as usize - 1))
-        .map(|s| s.to_string())
-        .collect();
     report
 }
 
@@ -382,10 +368,8 @@ impl Harness {
             live_bpages: LIVE_BPAGES / 2,
             spare_bpages: SPARE_BPAGES - 16,
         };
-        let mut gen = Generator::new(cfg.seed, addr, budget);
-        gen.avoid = cfg.avoid_open_findings.clone();
         Harness {
-            gen,
+            gen: Generator::new(cfg.seed, addr, budget),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x5eed_0f_4ea1),
             cfg,
             net,
