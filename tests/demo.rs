@@ -110,7 +110,10 @@ fn demo_with_faults_ends_and_counts_completed_and_unfinished_rpcs() {
     let faults = &r["faults"];
     assert!(faults["frames_lost"].as_u64().unwrap() > 0, "{r}");
     assert!(unfinished > 0 && completed > 0, "{r}");
-    assert!(faults["retransmission"].as_str().unwrap().contains("not implemented"));
+    assert!(faults["retransmission"]
+        .as_str()
+        .unwrap()
+        .contains("not implemented"));
     let (_, again, _) = homa_nic(&args);
     let r2: serde_json::Value = serde_json::from_str(&again).unwrap();
     assert_eq!(

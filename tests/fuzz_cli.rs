@@ -27,7 +27,9 @@ fn a_short_fuzz_run_reports_json_and_no_finding() {
     assert!(r["rpcs_completed"].as_u64().unwrap() > 0, "{r}");
     assert!(r["frames_per_second"].as_f64().unwrap() > 0.0);
     let verdicts = r["verdicts"].as_object().unwrap();
-    assert!(verdicts["Accept"].as_u64().unwrap() > 0 && verdicts["IpChecksum"].as_u64().unwrap() > 0);
+    assert!(
+        verdicts["Accept"].as_u64().unwrap() > 0 && verdicts["IpChecksum"].as_u64().unwrap() > 0
+    );
 }
 
 #[test]

@@ -152,9 +152,29 @@ fn sim_on_rtl_cards_refuses_faults() {
 fn sim_on_rtl_cards_with_loss_counts_the_faults_and_the_unfinished_rpcs() {
     let out = Command::new(env!("CARGO_BIN_EXE_homa-nic"))
         .args([
-            "sim", "--engine", "rtl", "--hosts", "2", "--workload", "w2", "--load", "0.3",
-            "--duration-us", "20", "--warmup-us", "0", "--seed", "3", "--loss", "0.05", "--dup",
-            "0.05", "--stall-us", "50", "--json", "--quiet",
+            "sim",
+            "--engine",
+            "rtl",
+            "--hosts",
+            "2",
+            "--workload",
+            "w2",
+            "--load",
+            "0.3",
+            "--duration-us",
+            "20",
+            "--warmup-us",
+            "0",
+            "--seed",
+            "3",
+            "--loss",
+            "0.05",
+            "--dup",
+            "0.05",
+            "--stall-us",
+            "50",
+            "--json",
+            "--quiet",
         ])
         .output()
         .unwrap();

@@ -101,11 +101,21 @@ fn each_fault_happens_at_its_rate_and_is_counted() {
         (corrupted..=corrupted + c.duplicated).contains(&altered),
         "{altered} frames differ from every frame sent, {corrupted} corrupted"
     );
-    assert!(bad_checksum >= c.corrupted_ip, "{bad_checksum} rejected, {} IPv4 header flips", c.corrupted_ip);
+    assert!(
+        bad_checksum >= c.corrupted_ip,
+        "{bad_checksum} rejected, {} IPv4 header flips",
+        c.corrupted_ip
+    );
     // Reordered: some frame arrives after one sent later.
     let order: Vec<u64> = out
         .iter()
-        .map(|f| u64::from_be_bytes(f[eth::HEADER_LEN + ipv4::HEADER_LEN + 20..][..8].try_into().unwrap()))
+        .map(|f| {
+            u64::from_be_bytes(
+                f[eth::HEADER_LEN + ipv4::HEADER_LEN + 20..][..8]
+                    .try_into()
+                    .unwrap(),
+            )
+        })
         .collect();
     assert!(order.windows(2).any(|w| w[1] < w[0]), "nothing overtaken");
 }
@@ -140,7 +150,11 @@ fn ip_header_corruption_always_breaks_the_checksum_and_the_other_kind_never_does
     assert_eq!(c.corrupted_homa, 2000);
     for f in &out {
         let header = &f[eth::HEADER_LEN..eth::HEADER_LEN + ipv4::HEADER_LEN];
-        assert_eq!(homa_wire::ipv4_checksum(header), 0, "the IPv4 header was touched");
+        assert_eq!(
+            homa_wire::ipv4_checksum(header),
+            0,
+            "the IPv4 header was touched"
+        );
     }
 }
 
@@ -231,6 +245,10 @@ fn faults_on_one_switch_port_touch_only_its_frames_and_are_reproducible() {
     let (got, counts) = run(5);
     assert_eq!(got[0], 200, "port 0 has no faults");
     assert_eq!(got[1], 200 - counts.lost, "port 1 lost {}", counts.lost);
-    assert!((35..=85).contains(&counts.lost), "30% of 200: {}", counts.lost);
+    assert!(
+        (35..=85).contains(&counts.lost),
+        "30% of 200: {}",
+        counts.lost
+    );
     assert_eq!(run(5), (got, counts), "the same seed, the same run");
 }

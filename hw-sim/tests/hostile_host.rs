@@ -58,7 +58,15 @@ fn still_works(card: &mut Card, e: usize, index: u32) {
     let buffer = TX_BUFFERS + 0x80_0000;
     card.memory_mut().write(buffer, &payload);
     card.take_transmitted();
-    post(card, e, index, tx_desc::opcode::SEND_REQUEST, buffer, 500, 0xc0de);
+    post(
+        card,
+        e,
+        index,
+        tx_desc::opcode::SEND_REQUEST,
+        buffer,
+        500,
+        0xc0de,
+    );
     card.csr_write(endpoint::base(e) + endpoint::TX_PRODUCER, index + 1);
     let before = producer(card, e);
     assert!(
@@ -154,7 +162,15 @@ fn a_doorbell_beyond_the_ring_is_skipped_counted_and_the_card_goes_on() {
     let payload = vec![0x5au8; 64];
     c.memory_mut().write(TX_BUFFERS, &payload);
     for i in 0..RING {
-        post(c, 0, i, tx_desc::opcode::SEND_REQUEST, TX_BUFFERS, 64, i as u64);
+        post(
+            c,
+            0,
+            i,
+            tx_desc::opcode::SEND_REQUEST,
+            TX_BUFFERS,
+            64,
+            i as u64,
+        );
     }
     // Eight entries more than the ring holds.
     let beyond = RING + 8;
@@ -218,23 +234,44 @@ fn csr_writes_outside_the_writable_registers_change_nothing_and_wedge_nothing() 
         .filter(|&&a| a < endpoint::BASE || a & 0xff != endpoint::RX_BPAGE_PUSH)
         .map(|&a| (a, c.csr_read(a)))
         .collect();
-    let id_before: Vec<u32> = (0..0x1c).step_by(4).map(|o| c.csr_read(id::BASE + o)).collect();
+    let id_before: Vec<u32> = (0..0x1c)
+        .step_by(4)
+        .map(|o| c.csr_read(id::BASE + o))
+        .collect();
     let counters_before = c.csr_read(rx_counters::BASE + rx_counters::FIRST_COUNTER);
     // Every other word of the first 8 KiB (the blocks, the gaps between and
     // after them), then a spread up to the top of the window.
     let targets: Vec<u32> = (0..0x2000u32)
         .step_by(4)
-        .chain((0x2000..1u32 << regmap::CSR_ADDR_BITS).step_by(0x1_1004).map(|a| a & !3))
+        .chain(
+            (0x2000..1u32 << regmap::CSR_ADDR_BITS)
+                .step_by(0x1_1004)
+                .map(|a| a & !3),
+        )
         .chain([(1u32 << regmap::CSR_ADDR_BITS) - 4])
         .filter(|a| !writable.contains(a))
         .collect();
     for (i, &a) in targets.iter().enumerate() {
-        c.csr_write(a, if i % 2 == 0 { u32::MAX } else { 0xa5a5_5a5a ^ a });
+        c.csr_write(
+            a,
+            if i % 2 == 0 {
+                u32::MAX
+            } else {
+                0xa5a5_5a5a ^ a
+            },
+        );
     }
     for &(a, v) in &keep {
-        assert_eq!(c.csr_read(a), v, "register {a:#06x} changed by writes elsewhere");
+        assert_eq!(
+            c.csr_read(a),
+            v,
+            "register {a:#06x} changed by writes elsewhere"
+        );
     }
-    let id_after: Vec<u32> = (0..0x1c).step_by(4).map(|o| c.csr_read(id::BASE + o)).collect();
+    let id_after: Vec<u32> = (0..0x1c)
+        .step_by(4)
+        .map(|o| c.csr_read(id::BASE + o))
+        .collect();
     assert_eq!(id_before, id_after, "the ID block is read-only");
     assert_eq!(
         c.csr_read(rx_counters::BASE + rx_counters::FIRST_COUNTER),

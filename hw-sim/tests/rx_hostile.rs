@@ -104,7 +104,10 @@ fn a_need_ack_is_counted_once() {
     assert_eq!(need_acks, 1);
     let (accepted, engine) = accounted(&mut h);
     assert_eq!(accepted, 1);
-    assert_eq!(engine, 1, "one NEED_ACK, counted {engine} times by the RX engine");
+    assert_eq!(
+        engine, 1,
+        "one NEED_ACK, counted {engine} times by the RX engine"
+    );
 }
 
 #[test]
@@ -169,7 +172,10 @@ fn a_long_need_ack_does_not_smuggle_the_frame_in_its_tail() {
     let delivered = h
         .card
         .csr_read(rx_counters::BASE + rx_counters::MESSAGES_DELIVERED);
-    assert!(cpls.is_empty() && delivered == 0, "a message came out of a NEED_ACK's padding");
+    assert!(
+        cpls.is_empty() && delivered == 0,
+        "a message came out of a NEED_ACK's padding"
+    );
     let (accepted, engine) = accounted(&mut h);
     assert_eq!((accepted, engine), (1, 1));
 }

@@ -151,7 +151,11 @@ fn receive_loss_drops_its_fraction_counted_and_repeatably() {
         std::thread::sleep(std::time::Duration::from_millis(20));
         got.extend(card.receive().unwrap());
         let stats = card.stats().clone();
-        assert_eq!(stats.frames_received + stats.frames_lost, 2_000, "{stats:?}");
+        assert_eq!(
+            stats.frames_received + stats.frames_lost,
+            2_000,
+            "{stats:?}"
+        );
         assert_eq!(stats.frames_received as usize, got.len());
         let ids: Vec<u32> = got
             .iter()

@@ -324,8 +324,7 @@ fn echo(args: &DemoArgs, sizes: &[usize]) -> anyhow::Result<Outcome> {
         loop {
             match s.client.try_recv_any_response() {
                 Ok(Some(response)) => {
-                    let Some((index, start, payload)) = outstanding.remove(&response.id())
-                    else {
+                    let Some((index, start, payload)) = outstanding.remove(&response.id()) else {
                         // An RPC past its deadline after all (or a second
                         // copy, which the card should have dropped).
                         late += 1;

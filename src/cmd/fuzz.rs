@@ -71,7 +71,10 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<()> {
             .filter(|(_, v)| **v > 0)
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
-        println!("  parser verdicts (fuzz and real frames): {}", verdicts.join(", "));
+        println!(
+            "  parser verdicts (fuzz and real frames): {}",
+            verdicts.join(", ")
+        );
         let engine: Vec<String> = report
             .engine
             .iter()

@@ -146,10 +146,7 @@ pub fn run(args: &RpcArgs) -> anyhow::Result<()> {
     drop(endpoint);
     card.finish()?;
     let mismatches = rpcs.iter().filter(|r| !r.ok).count();
-    let lost = card
-        .network()
-        .udp_stats()
-        .map_or(0, |s| s.frames_lost);
+    let lost = card.network().udp_stats().map_or(0, |s| s.frames_lost);
     if args.json {
         let list: Vec<_> = rpcs
             .iter()

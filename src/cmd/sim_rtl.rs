@@ -53,11 +53,11 @@ use homa_testbench::net::faults::inject;
 use homa_testbench::net::{
     wire_bytes, FaultConfig, FaultCounters, Link, NetConfig, Packet, Switch, WireFrame,
 };
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use homa_testbench::report::{self, Report, UnloadedRtt, Utilization, RTT_SIZES};
 use homa_testbench::workload::Workload;
 use indicatif::ProgressBar;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 
 /// The port every host's client endpoint sends from.
 const CLIENT_PORT: u16 = 40_000;
@@ -179,7 +179,12 @@ impl SwitchFabric {
             return;
         }
         let copies = if self.faults.any_packet_faults() {
-            inject(&self.faults, &mut self.rng, &mut self.fault_counters, packet)
+            inject(
+                &self.faults,
+                &mut self.rng,
+                &mut self.fault_counters,
+                packet,
+            )
         } else {
             vec![(0, packet)]
         };
@@ -656,22 +661,23 @@ pub fn run(exp: &RtlExperiment, bar: &ProgressBar) -> anyhow::Result<Report> {
             f.snapshot(last);
         }
     });
-    let (frames, unroutable, snapshot, max_port_queue, max_buffer, drops, faults) = rack.with_fabric(|f| {
-        (
-            f.stats.frames,
-            f.stats.unroutable,
-            f.stats.snapshot.clone(),
-            f.switch
-                .ports
-                .iter()
-                .map(|p| p.max_queued_bytes)
-                .max()
-                .unwrap_or(0),
-            f.switch.max_total_queued_bytes,
-            f.switch.drops,
-            f.fault_counters.clone(),
-        )
-    });
+    let (frames, unroutable, snapshot, max_port_queue, max_buffer, drops, faults) = rack
+        .with_fabric(|f| {
+            (
+                f.stats.frames,
+                f.stats.unroutable,
+                f.stats.snapshot.clone(),
+                f.switch
+                    .ports
+                    .iter()
+                    .map(|p| p.max_queued_bytes)
+                    .max()
+                    .unwrap_or(0),
+                f.switch.max_total_queued_bytes,
+                f.switch.drops,
+                f.fault_counters.clone(),
+            )
+        });
     counters.frames_sent = frames;
     counters.faults = faults;
     counters.switch_drops = drops + unroutable;
@@ -731,7 +737,9 @@ pub fn run(exp: &RtlExperiment, bar: &ProgressBar) -> anyhow::Result<Report> {
     if cfg.faults.any_packet_faults() || !cfg.faults.link_events.is_empty() {
         card_json.insert(
             "retransmission".into(),
-            serde_json::json!("not implemented in the card yet: an RPC that loses a frame stays unfinished"),
+            serde_json::json!(
+                "not implemented in the card yet: an RPC that loses a frame stays unfinished"
+            ),
         );
     }
     Ok(Report {

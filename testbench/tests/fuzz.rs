@@ -19,9 +19,16 @@ fn no_finding(frames: u64, seed: u64) {
     for f in &report.findings {
         eprintln!("FINDING {f}");
     }
-    assert!(report.findings.is_empty(), "{} finding(s)", report.findings.len());
+    assert!(
+        report.findings.is_empty(),
+        "{} finding(s)",
+        report.findings.len()
+    );
     assert_eq!(report.frames, frames);
-    assert!(report.rpcs_completed > 0, "real RPCs ran beside the fuzz frames");
+    assert!(
+        report.rpcs_completed > 0,
+        "real RPCs ran beside the fuzz frames"
+    );
 }
 
 /// 10^5 frames: the CI run.
@@ -43,5 +50,8 @@ fn a_short_run_checked_often_finds_nothing_and_repeats_exactly() {
     assert!(a.findings.is_empty());
     assert_eq!(a.checkpoints, 30, "29 on the way and the last");
     let b = fuzz::run(&cfg, &mut |_| {});
-    assert_eq!((a.cycles, &a.verdicts, &a.engine), (b.cycles, &b.verdicts, &b.engine));
+    assert_eq!(
+        (a.cycles, &a.verdicts, &a.engine),
+        (b.cycles, &b.verdicts, &b.engine)
+    );
 }

@@ -323,7 +323,9 @@ impl Generator {
                         return None;
                     }
                     let off = rng.gen_range(s..e);
-                    let len = (e - off + rng.gen_range(1..=64)).min(rpc.length - off).min(1424);
+                    let len = (e - off + rng.gen_range(1..=64))
+                        .min(rpc.length - off)
+                        .min(1424);
                     data(off, len, rpc.length, rng)
                 }
                 // Another message length.
@@ -511,8 +513,18 @@ fn edge_field(rng: &mut ChaCha8Rng, bytes: &mut [u8]) {
     let ip = eth::HEADER_LEN;
     let h = layout::HOMA_OFFSET;
     let edge32 = |rng: &mut ChaCha8Rng| -> u64 {
-        [0u64, 1, 1423, 1424, 65_535, 65_536, 999_999, 1_000_000, 1_000_001, u32::MAX as u64]
-            [rng.gen_range(0..10)]
+        [
+            0u64,
+            1,
+            1423,
+            1424,
+            65_535,
+            65_536,
+            999_999,
+            1_000_000,
+            1_000_001,
+            u32::MAX as u64,
+        ][rng.gen_range(0..10)]
     };
     let mut put = |at: usize, field: layout::Field, v: u64| {
         if at + field.end() <= bytes.len() {
@@ -520,10 +532,26 @@ fn edge_field(rng: &mut ChaCha8Rng, bytes: &mut [u8]) {
         }
     };
     match rng.gen_range(0..10) {
-        0 => put(ip, ipv4::VERSION_IHL, [0x44, 0x46, 0x4f, 0x40, 0x65][rng.gen_range(0..5)]),
-        1 => put(ip, ipv4::TOTAL_LENGTH, [0, 19, 20, 47, 48, 90, 1500, 9000, 65_535][rng.gen_range(0..9)]),
-        2 => put(ip, ipv4::FLAGS_FRAGMENT, [0x2000, 0x0001, 0x4000, 0x3fff][rng.gen_range(0..4)]),
-        3 => put(ip, ipv4::PROTOCOL, [6, 17, 145, 146, 147, 253, 254][rng.gen_range(0..7)]),
+        0 => put(
+            ip,
+            ipv4::VERSION_IHL,
+            [0x44, 0x46, 0x4f, 0x40, 0x65][rng.gen_range(0..5)],
+        ),
+        1 => put(
+            ip,
+            ipv4::TOTAL_LENGTH,
+            [0, 19, 20, 47, 48, 90, 1500, 9000, 65_535][rng.gen_range(0..9)],
+        ),
+        2 => put(
+            ip,
+            ipv4::FLAGS_FRAGMENT,
+            [0x2000, 0x0001, 0x4000, 0x3fff][rng.gen_range(0..4)],
+        ),
+        3 => put(
+            ip,
+            ipv4::PROTOCOL,
+            [6, 17, 145, 146, 147, 253, 254][rng.gen_range(0..7)],
+        ),
         4 => put(h, common::TYPE, rng.gen_range(0x0f..=0x19)),
         5 => put(h, data::MESSAGE_LENGTH, edge32(rng)),
         6 => put(h, data::SEG_OFFSET, edge32(rng)),

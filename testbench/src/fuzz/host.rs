@@ -214,9 +214,7 @@ impl Host {
             rx_area(e) + last as u64 * BPAGE_BYTES + from as u64,
             &mut tail,
         );
-        tail.iter()
-            .position(|&b| b != 0)
-            .map(|i| len + i)
+        tail.iter().position(|&b| b != 0).map(|i| len + i)
     }
 
     /// Zeroes a received message's bpages (before they go back).

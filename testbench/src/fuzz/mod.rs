@@ -326,12 +326,8 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> FuzzReport {
 
 impl Harness {
     fn new(cfg: FuzzConfig) -> Harness {
-        let mut net = SimNetwork::on_fabric(
-            "fuzz",
-            2,
-            Default::default(),
-            Box::new(FuzzFabric::new()),
-        );
+        let mut net =
+            SimNetwork::on_fabric("fuzz", 2, Default::default(), Box::new(FuzzFabric::new()));
         for i in 0..2 {
             net.card(i)
                 .lock()
@@ -556,7 +552,9 @@ impl Harness {
                 None => {
                     let f = self.finding(
                         "stray response",
-                        format!("the client got a response to RPC {id}, which it has not in flight"),
+                        format!(
+                            "the client got a response to RPC {id}, which it has not in flight"
+                        ),
                     );
                     self.report.findings.push(f);
                 }
@@ -644,11 +642,20 @@ impl Harness {
                 let ids: Vec<_> = self
                     .outstanding
                     .iter()
-                    .map(|(id, o)| format!("{id} ({} bytes, forged at by {:?})", o.payload.len(), o.forged_at))
+                    .map(|(id, o)| {
+                        format!(
+                            "{id} ({} bytes, forged at by {:?})",
+                            o.payload.len(),
+                            o.forged_at
+                        )
+                    })
                     .collect();
                 let f = self.finding(
                     "real RPC stalled",
-                    format!("no response in {STALL_CYCLES} cycles to RPCs {}", ids.join(", ")),
+                    format!(
+                        "no response in {STALL_CYCLES} cycles to RPCs {}",
+                        ids.join(", ")
+                    ),
                 );
                 self.report.findings.push(f);
                 break;
@@ -678,8 +685,8 @@ impl Harness {
             if rx_idle && verdicts_match && engine_sum == accepted {
                 break;
             }
-            let overcounted = verdicts.iter().zip(&expected).any(|(a, b)| a > b)
-                || engine_sum > accepted;
+            let overcounted =
+                verdicts.iter().zip(&expected).any(|(a, b)| a > b) || engine_sum > accepted;
             if overcounted || self.net.cycle() - start > DRAIN_CYCLES {
                 let diff: Vec<String> = verdicts
                     .iter()
@@ -727,7 +734,10 @@ impl Harness {
         if let Some((card, fault)) = faults.first() {
             let f = self.finding(
                 "DMA outside the host's buffers",
-                format!("card {card}: {fault} ({} refused writes in all)", faults.len()),
+                format!(
+                    "card {card}: {fault} ({} refused writes in all)",
+                    faults.len()
+                ),
             );
             self.report.findings.push(f);
             return false;
@@ -735,7 +745,10 @@ impl Harness {
         if read_faults != self.read_faults {
             let f = self.finding(
                 "DMA outside the host's buffers",
-                format!("{} DMA reads refused by the IOMMU", read_faults - self.read_faults),
+                format!(
+                    "{} DMA reads refused by the IOMMU",
+                    read_faults - self.read_faults
+                ),
             );
             self.report.findings.push(f);
             return false;
