@@ -46,6 +46,8 @@ enum Command {
     Setup(cmd::setup::SetupArgs),
     /// Write a bitstream into a card's configuration flash over its BAR (--vfio BDF, or --sim), verify it, reboot into it.
     Flash(cmd::flash::FlashArgs),
+    /// Hostile frames (random, mutated, forged at live RPCs) into a simulated card serving real RPCs; checks it neither hangs, nor writes outside its buffers, nor loses count.
+    Fuzz(cmd::fuzz::FuzzArgs),
     /// Synthesize every design with yosys (Xilinx UltraScale+); resources per block and the deepest LUT path.
     Synth(cmd::synth::SynthArgs),
 }
@@ -77,5 +79,6 @@ fn main() -> anyhow::Result<()> {
         Command::Setup(args) => cmd::setup::run(&args),
         Command::Synth(args) => cmd::synth::run(&args),
         Command::Flash(args) => cmd::flash::run(&args),
+        Command::Fuzz(args) => cmd::fuzz::run(&args),
     }
 }

@@ -76,3 +76,55 @@ fn demo_refuses_a_size_above_the_limit() {
     assert!(!ok);
     assert!(err.contains("1 to 1000000 bytes"), "{err}");
 }
+
+/// Faults on the cable: the card does not retransmit yet, so RPCs that lose
+/// a frame do not finish; the demo gives each a deadline, ends, and says how
+/// many completed and how many did not. The same seed, the same run.
+#[test]
+fn demo_with_faults_ends_and_counts_completed_and_unfinished_rpcs() {
+    let args = [
+        "demo",
+        "--count",
+        "30",
+        "--size",
+        "100,3000",
+        "--loss",
+        "0.05",
+        "--dup",
+        "0.05",
+        "--reorder",
+        "0.05",
+        "--deadline-us",
+        "150",
+        "--seed",
+        "4",
+        "--json",
+    ];
+    let (ok, out, err) = homa_nic(&args);
+    assert!(ok, "{err}");
+    let r: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    let completed = r["rpcs"].as_u64().unwrap();
+    let unfinished = r["unfinished"].as_u64().unwrap();
+    assert_eq!(completed + unfinished, 30, "{r}");
+    assert_eq!(r["errors"], 0, "every response that came is right: {r}");
+    let faults = &r["faults"];
+    assert!(faults["frames_lost"].as_u64().unwrap() > 0, "{r}");
+    assert!(unfinished > 0 && completed > 0, "{r}");
+    assert!(faults["retransmission"]
+        .as_str()
+        .unwrap()
+        .contains("not implemented"));
+    let (_, again, _) = homa_nic(&args);
+    let r2: serde_json::Value = serde_json::from_str(&again).unwrap();
+    assert_eq!(
+        (&r["rpcs"], &r["unfinished"], &r["faults"]),
+        (&r2["rpcs"], &r2["unfinished"], &r2["faults"])
+    );
+}
+
+#[test]
+fn demo_refuses_a_fault_rate_outside_zero_to_one() {
+    let (ok, _, err) = homa_nic(&["demo", "--loss", "1.5", "--count", "1"]);
+    assert!(!ok);
+    assert!(err.contains("--loss 1.5"), "{err}");
+}

@@ -144,3 +144,56 @@ fn sim_on_rtl_cards_refuses_faults() {
         "{stderr}"
     );
 }
+
+/// Faults on RTL cards: applied on the switch-to-host hop as the model does,
+/// counted, and (no retransmission yet) the RPCs that lose a frame counted
+/// unfinished; the run ends by itself.
+#[test]
+fn sim_on_rtl_cards_with_loss_counts_the_faults_and_the_unfinished_rpcs() {
+    let out = Command::new(env!("CARGO_BIN_EXE_homa-nic"))
+        .args([
+            "sim",
+            "--engine",
+            "rtl",
+            "--hosts",
+            "2",
+            "--workload",
+            "w2",
+            "--load",
+            "0.3",
+            "--duration-us",
+            "20",
+            "--warmup-us",
+            "0",
+            "--seed",
+            "3",
+            "--loss",
+            "0.05",
+            "--dup",
+            "0.05",
+            "--stall-us",
+            "50",
+            "--json",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let faults = &r["cluster"]["faults"];
+    assert!(faults["lost"].as_u64().unwrap() > 0, "{r}");
+    assert!(faults["duplicated"].as_u64().unwrap() > 0, "{r}");
+    let measured = r["rpcs_measured"].as_u64().unwrap();
+    assert_eq!(
+        r["rpcs_completed"].as_u64().unwrap() + r["rpcs_unfinished"].as_u64().unwrap(),
+        measured,
+        "{r}"
+    );
+    assert!(r["rpcs_unfinished"].as_u64().unwrap() > 0, "{r}");
+    assert_eq!(r["cluster"]["duplicate_completions"], 0, "{r}");
+    assert!(r["endpoints"]["retransmission"]
+        .as_str()
+        .unwrap()
+        .contains("not implemented"));
+}

@@ -100,10 +100,11 @@ fn megabyte_rpcs_through_host_lib_over_a_reordering_duplicating_cable() {
         Default::default(),
     )));
     network.lock().unwrap().set_cable_faults(CableFaults {
-        reorder_per_mille: 20,
+        reorder_ppm: 20_000,
         max_hold_cycles: 150,
-        duplicate_per_mille: 20,
+        duplicate_ppm: 20_000,
         seed: 3,
+        ..Default::default()
     });
     let nics: Vec<Nic> = (0..2)
         .map(|i| {
@@ -161,7 +162,8 @@ fn megabyte_rpcs_through_host_lib_over_a_reordering_duplicating_cable() {
         }
         nics[0].wait();
     }
-    let (held, doubled) = network.lock().unwrap().cable_fault_counts();
+    let counts = network.lock().unwrap().cable_fault_counts();
+    let (held, doubled) = (counts.reordered, counts.duplicated);
     assert!(
         held > 0 && doubled > 0,
         "{held} frames held back, {doubled} doubled"

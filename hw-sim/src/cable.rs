@@ -3,28 +3,127 @@
 //! and inter-frame gap) and delayed by the propagation time. The switch model
 //! of `homa-testbench` takes over for more than two cards.
 //!
-//! Faults ([`CableFaults`], seeded and repeatable): a frame may be held back
-//! (reordered behind the frames sent after it) or delivered twice. What a
-//! switch's priority queues and a sender's retransmissions do to a receiver,
-//! without loss (loss needs the timers of the loss-recovery issue).
+//! Faults ([`CableFaults`], seeded and repeatable), per frame and direction:
+//! a frame may be lost, held back (reordered behind the frames sent after
+//! it), delivered twice, or corrupted; and the cable may be down for a window
+//! of cycles, losing every frame on the wire during it. What each did is
+//! counted ([`FaultCounts`]).
+//!
+//! DESIGN NOTES
+//! ------------
+//! - Rates are in parts per million, so the command line's fractions
+//!   (`--loss 0.0001`) keep their precision; each frame draws every decision
+//!   in the same order whatever is enabled, so one fault's rate does not
+//!   change which frames another hits (a run with `--loss` added loses
+//!   frames out of the same reordered stream).
+//! - Two kinds of corruption. `corrupt_ip_ppm` flips bits in one byte of the
+//!   IPv4 header, which the header checksum always catches (a change within
+//!   one byte never leaves a ones'-complement sum unchanged): the card must
+//!   drop and count it (`IpChecksum`). `corrupt_homa_ppm` flips bits in one
+//!   byte past the IPv4 header (Homa header or payload), which the IPv4
+//!   checksum does not cover: what a bad Ethernet FCS would have caught in a
+//!   real MAC. The card drops what its checks can see (an unknown type, a
+//!   range past the message, a port no endpoint serves) and delivers the
+//!   rest; Homa has no checksum of its own. A frame too short for the
+//!   byte chosen has a byte anywhere flipped instead.
+//! - Link down: a frame any part of whose time on the wire (serialization
+//!   to arrival) falls in `[from, to)` is lost, counted apart from random
+//!   loss.
 
 use std::collections::VecDeque;
+
+use homa_wire::layout::{eth, ipv4};
 
 /// Bytes on the wire per frame beyond its bytes: preamble and SFD (8), FCS
 /// (4), inter-frame gap (12).
 pub const FRAMING_BYTES: u64 = 24;
 
+/// Parts per million: the unit of every fault rate.
+pub const PPM: u64 = 1_000_000;
+
 /// What a cable does wrong, per frame, each direction alike.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CableFaults {
-    /// Frames in 1000 held back by 1 ..= `max_hold_cycles` more cycles (so
-    /// frames sent after them may arrive first).
-    pub reorder_per_mille: u32,
+    /// Frames in a million lost.
+    pub loss_ppm: u32,
+    /// Frames in a million held back by 1 ..= `max_hold_cycles` more cycles
+    /// (so frames sent after them may arrive first).
+    pub reorder_ppm: u32,
     pub max_hold_cycles: u64,
-    /// Frames in 1000 delivered twice (the copy up to `max_hold_cycles` later).
-    pub duplicate_per_mille: u32,
+    /// Frames in a million delivered twice (the copy up to `max_hold_cycles` later).
+    pub duplicate_ppm: u32,
+    /// Frames in a million with a byte of the IPv4 header flipped (the
+    /// checksum catches it).
+    pub corrupt_ip_ppm: u32,
+    /// Frames in a million with a byte past the IPv4 header flipped (the
+    /// IPv4 checksum stays valid).
+    pub corrupt_homa_ppm: u32,
+    /// The cable is down during cycles `[from, to)`.
+    pub link_down: Option<(u64, u64)>,
     /// Seed of the draws.
     pub seed: u64,
+}
+
+impl CableFaults {
+    /// Faults from fractions of frames (0.0 to 1.0) as the command line
+    /// gives them: `corrupt` is split evenly between the two kinds. Reordered
+    /// frames and second copies come up to `max_hold_cycles` late.
+    pub fn from_fractions(
+        loss: f64,
+        duplicate: f64,
+        reorder: f64,
+        corrupt: f64,
+        max_hold_cycles: u64,
+        seed: u64,
+    ) -> CableFaults {
+        let ppm = |f: f64| (f.clamp(0.0, 1.0) * PPM as f64).round() as u32;
+        CableFaults {
+            loss_ppm: ppm(loss),
+            reorder_ppm: ppm(reorder),
+            max_hold_cycles,
+            duplicate_ppm: ppm(duplicate),
+            corrupt_ip_ppm: ppm(corrupt / 2.0),
+            corrupt_homa_ppm: ppm(corrupt) - ppm(corrupt / 2.0),
+            link_down: None,
+            seed,
+        }
+    }
+
+    /// Whether any fault is enabled.
+    pub fn any(&self) -> bool {
+        self.loss_ppm > 0
+            || self.reorder_ppm > 0
+            || self.duplicate_ppm > 0
+            || self.corrupt_ip_ppm > 0
+            || self.corrupt_homa_ppm > 0
+            || self.link_down.is_some()
+    }
+}
+
+/// What a cable's faults did, frames counted once each.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FaultCounts {
+    /// Frames put on the cable (both directions).
+    pub frames: u64,
+    pub lost: u64,
+    pub reordered: u64,
+    pub duplicated: u64,
+    pub corrupted_ip: u64,
+    pub corrupted_homa: u64,
+    /// Frames lost because the link was down.
+    pub link_down_drops: u64,
+}
+
+impl std::ops::AddAssign for FaultCounts {
+    fn add_assign(&mut self, o: FaultCounts) {
+        self.frames += o.frames;
+        self.lost += o.lost;
+        self.reordered += o.reordered;
+        self.duplicated += o.duplicated;
+        self.corrupted_ip += o.corrupted_ip;
+        self.corrupted_homa += o.corrupted_homa;
+        self.link_down_drops += o.link_down_drops;
+    }
 }
 
 /// One direction of a cable.
@@ -45,9 +144,7 @@ pub struct Cable {
     faults: CableFaults,
     /// The draws' state (xorshift64*).
     rng: u64,
-    /// Frames held back and duplicated so far.
-    reordered: u64,
-    duplicated: u64,
+    counts: FaultCounts,
 }
 
 impl Cable {
@@ -64,8 +161,7 @@ impl Cable {
             lanes: [lane(), lane()],
             faults: CableFaults::default(),
             rng: 1,
-            reordered: 0,
-            duplicated: 0,
+            counts: FaultCounts::default(),
         }
     }
 
@@ -81,16 +177,30 @@ impl Cable {
         self.rng = faults.seed | 1;
     }
 
-    /// Frames held back and frames duplicated so far.
-    pub fn fault_counts(&self) -> (u64, u64) {
-        (self.reordered, self.duplicated)
+    /// The faults in force.
+    pub fn faults(&self) -> &CableFaults {
+        &self.faults
     }
 
-    fn draw(&mut self, below: u64) -> u64 {
+    /// What the faults did so far.
+    pub fn fault_counts(&self) -> FaultCounts {
+        self.counts
+    }
+
+    fn next(&mut self) -> u64 {
         self.rng ^= self.rng >> 12;
         self.rng ^= self.rng << 25;
         self.rng ^= self.rng >> 27;
-        (self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) % below.max(1)
+        self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11
+    }
+
+    fn draw(&mut self, below: u64) -> u64 {
+        self.next() % below.max(1)
+    }
+
+    /// One draw against a rate in parts per million.
+    fn hit(&mut self, ppm: u32) -> bool {
+        self.draw(PPM) < u64::from(ppm)
     }
 
     /// Propagation plus PHY delay, in cycles: a frame sent in cycle `t`
@@ -100,7 +210,7 @@ impl Cable {
     }
 
     /// Puts a frame on lane `dir` (0: A to B, 1: B to A), sent at cycle `now`.
-    pub fn send(&mut self, dir: usize, now: u64, frame: Vec<u8>) {
+    pub fn send(&mut self, dir: usize, now: u64, mut frame: Vec<u8>) {
         let lane = &mut self.lanes[dir];
         let start = now.max(lane.free_at);
         let bits = 8 * (frame.len() as u64 + FRAMING_BYTES);
@@ -108,13 +218,55 @@ impl Cable {
         lane.free_at = done;
         let mut at = done + self.delay_cycles;
         let f = self.faults;
-        if f.reorder_per_mille > 0 && self.draw(1000) < f.reorder_per_mille as u64 {
-            at += 1 + self.draw(f.max_hold_cycles);
-            self.reordered += 1;
+        self.counts.frames += 1;
+        // Every draw, every frame, in this order (module notes).
+        let lose = self.hit(f.loss_ppm);
+        let hold = self.hit(f.reorder_ppm);
+        let hold_cycles = 1 + self.draw(f.max_hold_cycles);
+        let double = self.hit(f.duplicate_ppm);
+        let copy_delay = self.draw(f.max_hold_cycles + 1);
+        let corrupt_ip = self.hit(f.corrupt_ip_ppm);
+        let corrupt_homa = self.hit(f.corrupt_homa_ppm);
+        let byte_draw = self.next();
+        let flip = 1 + self.draw(255) as u8;
+        if let Some((from, to)) = f.link_down {
+            if start < to && at >= from {
+                self.counts.link_down_drops += 1;
+                return;
+            }
         }
-        if f.duplicate_per_mille > 0 && self.draw(1000) < f.duplicate_per_mille as u64 {
-            let copy_at = at + self.draw(f.max_hold_cycles + 1);
-            self.duplicated += 1;
+        if lose {
+            self.counts.lost += 1;
+            return;
+        }
+        if hold {
+            at += hold_cycles;
+            self.counts.reordered += 1;
+        }
+        if corrupt_ip || corrupt_homa {
+            let ip = eth::HEADER_LEN..eth::HEADER_LEN + ipv4::HEADER_LEN;
+            let range = if corrupt_ip && frame.len() >= ip.end {
+                self.counts.corrupted_ip += 1;
+                ip
+            } else if corrupt_ip {
+                self.counts.corrupted_ip += 1;
+                0..frame.len()
+            } else {
+                self.counts.corrupted_homa += 1;
+                if frame.len() > ip.end {
+                    ip.end..frame.len()
+                } else {
+                    0..frame.len()
+                }
+            };
+            if !range.is_empty() {
+                let i = range.start + (byte_draw % range.len() as u64) as usize;
+                frame[i] ^= flip;
+            }
+        }
+        if double {
+            let copy_at = at + copy_delay;
+            self.counts.duplicated += 1;
             Self::insert(&mut self.lanes[dir], copy_at, frame.clone());
         }
         Self::insert(&mut self.lanes[dir], at, frame);

@@ -13,6 +13,10 @@
 //!   corrupts nothing, here it must be loud). A DMA *read* outside them is
 //!   answered with error beats, as a PCIe completer answers a request the
 //!   IOMMU refused, so the core can report a bad descriptor and go on.
+//!   A fuzzer, which must report a fault with the seed that made it rather
+//!   than die, asks for writes to be refused and kept instead
+//!   ([`Card::keep_dma_faults`]): the beat is taken and dropped, as an IOMMU
+//!   drops it, and the fault waits in [`Card::take_dma_faults`].
 //! - Ethernet: frames the core transmits are collected with the cycle their
 //!   last beat left (a frame sent with `tuser` on its last beat is one the MAC
 //!   would send with a bad FCS: it is counted and dropped, never delivered);
@@ -41,7 +45,7 @@ use std::collections::VecDeque;
 use crate::axis::{frame_to_beats, Beat};
 use crate::board::{Board, BoardConfig, BoardEvent};
 use crate::csr::{self, CsrPort};
-use crate::host_memory::{ExpectOk, HostMemory, BEAT_BYTES};
+use crate::host_memory::{DmaFault, ExpectOk, HostMemory, BEAT_BYTES};
 use crate::pcie::{lanes_to_words, words_to_lanes, PcieConfig, PcieModel, ReadBeat, ReadError};
 use crate::{HomaCore, Sim};
 
@@ -62,6 +66,9 @@ pub struct CardStats {
     pub rx_frames: u64,
     /// DMA reads refused by the IOMMU model and answered with error beats.
     pub dma_read_faults: u64,
+    /// DMA write beats refused by the IOMMU model (only when kept,
+    /// [`Card::keep_dma_faults`]; otherwise a refused write ends the run).
+    pub dma_write_faults: u64,
 }
 
 /// The card: core, PCIe link, host memory, Ethernet port.
@@ -90,6 +97,8 @@ pub struct Card {
     /// `tx_stall_state`, a deterministic LCG): back-pressure from the port.
     tx_stall_per_mille: u32,
     tx_stall_state: u64,
+    /// Refused DMA writes, when kept rather than fatal.
+    dma_faults: Option<Vec<DmaFault>>,
 }
 
 impl Card {
@@ -147,7 +156,23 @@ impl Card {
             stats: CardStats::default(),
             tx_stall_per_mille: 0,
             tx_stall_state: 0,
+            dma_faults: None,
         }
+    }
+
+    /// From now on a DMA write the IOMMU refuses is dropped and kept for
+    /// [`Card::take_dma_faults`] (and counted) instead of ending the
+    /// simulation with a panic.
+    pub fn keep_dma_faults(&mut self) {
+        self.dma_faults.get_or_insert_with(Vec::new);
+    }
+
+    /// The DMA writes refused since the last call (kept ones only).
+    pub fn take_dma_faults(&mut self) -> Vec<DmaFault> {
+        self.dma_faults
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Core clock cycles run, over every core this card has booted.
@@ -358,15 +383,21 @@ impl Card {
         // DMA write port: a beat on offer is written now or back-pressured.
         let wr_ready = if c.m_dma_wr_valid() {
             let data = words_to_lanes(&c.m_dma_wr_data());
-            self.pcie
-                .write_beat(
-                    now,
-                    c.m_dma_wr_addr(),
-                    &data,
-                    c.m_dma_wr_strb(),
-                    c.m_dma_wr_last(),
-                )
-                .expect_ok()
+            let written = self.pcie.write_beat(
+                now,
+                c.m_dma_wr_addr(),
+                &data,
+                c.m_dma_wr_strb(),
+                c.m_dma_wr_last(),
+            );
+            match (written, &mut self.dma_faults) {
+                (Err(fault), Some(kept)) => {
+                    self.stats.dma_write_faults += 1;
+                    kept.push(fault);
+                    true
+                }
+                (written, _) => written.expect_ok(),
+            }
         } else {
             false
         };

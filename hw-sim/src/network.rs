@@ -23,8 +23,10 @@
 //!   frames for unknown destinations (there is no ARP yet: hosts learn their
 //!   peers' MACs out of band). It learns a source MAC when the frame comes
 //!   in (not when the card sends it), which is also what lets threaded runs
-//!   know every forwarding decision of an epoch in advance. Priority queues, loss and reordering belong to
-//!   the testbench's network model, not here.
+//!   know every forwarding decision of an epoch in advance. Priority queues
+//!   belong to the testbench's network model, not here; faults (loss,
+//!   duplication, reordering, corruption, link down) are the cables'
+//!   (`cable`), set for all of them or per switch port.
 //! - Capture: frames are written as they leave a card, once each, stamped
 //!   with the cycle their last beat left times 4 ns (250 MHz).
 //! - A real wire ([`SimNetwork::on_udp_wire`]): one card whose port is a
@@ -54,7 +56,7 @@ use std::time::Duration;
 
 use homa_wire::pcap::{FrameWriter, PcapError};
 
-use crate::cable::{Cable, CableFaults};
+use crate::cable::{Cable, CableFaults, FaultCounts};
 use crate::card::Card;
 use crate::pcie::PcieConfig;
 use crate::udp_wire::{UdpWire, UdpWireStats};
@@ -261,38 +263,62 @@ impl SimNetwork {
         }
     }
 
-    /// Makes every cable reorder and duplicate frames as `faults` says (each
-    /// cable its own draws, from `faults.seed` and its index).
+    /// Gives every cable `faults` (see `cable`: loss, reordering,
+    /// duplication, corruption, link down), each cable its own draws, from
+    /// `faults.seed` and its index. On the switch, cable `i` is card `i`'s
+    /// link to its switch port, both directions.
     pub fn set_cable_faults(&mut self, faults: CableFaults) {
-        let with = |cable: &mut Cable, i: u64| {
-            cable.set_faults(CableFaults {
-                seed: faults
-                    .seed
-                    .wrapping_add(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
-                ..faults
-            })
+        let count = match &self.links {
+            Links::Cable(_) | Links::Loopback(_) => 1,
+            Links::Switch { cables, .. } => cables.len(),
+            Links::Udp(_) | Links::External(_) => 0,
         };
-        match &mut self.links {
-            Links::Cable(c) | Links::Loopback(c) => with(c, 0),
+        for i in 0..count {
+            self.set_port_faults(i, faults);
+        }
+    }
+
+    /// Gives the cable of switch port `port` (card `port`'s link; on two
+    /// cards or a loopback, port 0 is the one cable) `faults`, its draws
+    /// from `faults.seed` and `port`. Returns false if there is no such
+    /// cable (a UDP wire, an external fabric, a port out of range).
+    pub fn set_port_faults(&mut self, port: usize, faults: CableFaults) -> bool {
+        let seeded = CableFaults {
+            seed: faults
+                .seed
+                .wrapping_add((port as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+            ..faults
+        };
+        let cable = match &mut self.links {
+            Links::Cable(c) | Links::Loopback(c) if port == 0 => c,
+            Links::Switch { cables, .. } if port < cables.len() => &mut cables[port],
+            _ => return false,
+        };
+        cable.set_faults(seeded);
+        true
+    }
+
+    /// What the cables' faults did so far, summed over every cable.
+    pub fn cable_fault_counts(&self) -> FaultCounts {
+        let mut sum = FaultCounts::default();
+        match &self.links {
+            Links::Cable(c) | Links::Loopback(c) => sum += c.fault_counts(),
             Links::Switch { cables, .. } => {
-                for (i, c) in cables.iter_mut().enumerate() {
-                    with(c, i as u64);
+                for c in cables {
+                    sum += c.fault_counts();
                 }
             }
             Links::Udp(_) | Links::External(_) => {}
         }
+        sum
     }
 
-    /// Frames held back and duplicated by the cables so far.
-    pub fn cable_fault_counts(&self) -> (u64, u64) {
-        match &self.links {
-            Links::Cable(c) | Links::Loopback(c) => c.fault_counts(),
-            Links::Switch { cables, .. } => cables
-                .iter()
-                .map(Cable::fault_counts)
-                .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1)),
-            Links::Udp(_) | Links::External(_) => (0, 0),
-        }
+    /// Puts `frame` on card `from`'s link at the current cycle, as if the
+    /// card had sent it (captured and logged as such): for tests of the
+    /// network and for traffic no card makes.
+    pub fn send_from(&mut self, from: usize, frame: Vec<u8>) {
+        let now = self.cycle();
+        self.transmit(from, now, frame);
     }
 
     /// The UDP wire's counters, for a network made by [`SimNetwork::on_udp_wire`].

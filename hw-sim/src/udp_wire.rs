@@ -10,6 +10,10 @@
 //! A datagram that is not a plausible Ethernet frame (shorter than a header,
 //! longer than a jumbo frame) is dropped and counted; the card's parser deals
 //! with everything else.
+//!
+//! Loss on receive ([`UdpWire::set_receive_loss`], seeded): each frame that
+//! arrives is dropped with a given probability before the card sees it, and
+//! counted; what a lossy link in front of the card would do.
 
 use std::io::ErrorKind;
 use std::net::{SocketAddr, UdpSocket};
@@ -45,6 +49,9 @@ pub struct UdpWireStats {
     pub datagrams_dropped: u64,
     /// Datagrams from an address other than the remote end.
     pub foreign_datagrams: u64,
+    /// Frames dropped on receive by the configured loss
+    /// ([`UdpWire::set_receive_loss`]); not in `frames_received`.
+    pub frames_lost: u64,
 }
 
 /// One end of the wire.
@@ -53,6 +60,10 @@ pub struct UdpWire {
     local: SocketAddr,
     remote: SocketAddr,
     stats: UdpWireStats,
+    /// Frames in a million dropped on receive, and the draws' state
+    /// (xorshift64*).
+    loss_ppm: u32,
+    loss_rng: u64,
 }
 
 impl UdpWire {
@@ -75,7 +86,29 @@ impl UdpWire {
             local,
             remote,
             stats: UdpWireStats::default(),
+            loss_ppm: 0,
+            loss_rng: 1,
         })
+    }
+
+    /// Drops each frame received with probability `fraction` (0.0 to 1.0),
+    /// drawn from `seed`: the same seed, the same frames lost (counting
+    /// frames as they arrive).
+    pub fn set_receive_loss(&mut self, fraction: f64, seed: u64) {
+        self.loss_ppm = (fraction.clamp(0.0, 1.0) * 1e6).round() as u32;
+        self.loss_rng = seed | 1;
+    }
+
+    /// The next draw against the loss rate: true to drop.
+    fn lose(&mut self) -> bool {
+        if self.loss_ppm == 0 {
+            return false;
+        }
+        self.loss_rng ^= self.loss_rng >> 12;
+        self.loss_rng ^= self.loss_rng << 25;
+        self.loss_rng ^= self.loss_rng >> 27;
+        let draw = (self.loss_rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) % 1_000_000;
+        draw < u64::from(self.loss_ppm)
     }
 
     /// Sends to `remote` from now on (for wiring two ends bound to port 0).
@@ -150,6 +183,10 @@ impl UdpWire {
                     }
                     if !(MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&n) {
                         self.stats.datagrams_dropped += 1;
+                        continue;
+                    }
+                    if self.lose() {
+                        self.stats.frames_lost += 1;
                         continue;
                     }
                     self.stats.frames_received += 1;

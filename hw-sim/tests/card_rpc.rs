@@ -346,10 +346,11 @@ fn check_grants(log: &[(u64, bool, bool, Vec<u8>)], unsched: u32, max_incoming: 
 fn megabyte_rpcs_over_a_reordering_duplicating_cable_arrive_once_and_obey_grants() {
     let mut pair = Pair::new("card_rpc_megabytes");
     pair.cable = Cable::new(LINK_GBPS, LINK_DELAY_CYCLES).with_faults(CableFaults {
-        reorder_per_mille: 30,
+        reorder_ppm: 30_000,
         max_hold_cycles: 200,
-        duplicate_per_mille: 20,
+        duplicate_ppm: 20_000,
         seed: 11,
+        ..Default::default()
     });
     pair.log = Some(Vec::new());
     let mut rng = ChaCha8Rng::seed_from_u64(12);
@@ -400,7 +401,8 @@ fn megabyte_rpcs_over_a_reordering_duplicating_cable_arrive_once_and_obey_grants
     }
     assert!(got == expected, "every echo intact");
     assert_eq!(served, lengths.len(), "every request served once");
-    let (reordered, duplicated) = pair.cable.fault_counts();
+    let counts = pair.cable.fault_counts();
+    let (reordered, duplicated) = (counts.reordered, counts.duplicated);
     assert!(
         reordered > 50 && duplicated > 50,
         "{reordered} held back, {duplicated} doubled"

@@ -129,3 +129,44 @@ fn a_peer_on_udp_gets_arp_replies_and_data_and_its_junk_is_counted() {
         .csr_read(rx_counters::BASE + rx_counters::FIRST_COUNTER + 4 * RxVerdict::NotIpv4 as u32);
     assert_eq!(not_ipv4, 2);
 }
+
+/// `--loss` on a UDP wire: frames dropped on receive at the rate asked,
+/// counted, the same ones for the same seed, the rest in order.
+#[test]
+fn receive_loss_drops_its_fraction_counted_and_repeatably() {
+    let lost_with = |seed: u64| {
+        let (mut card, mut peer) = wire_pair();
+        card.set_receive_loss(0.2, seed);
+        let mut got = Vec::new();
+        for n in 0..2_000u32 {
+            let mut frame = vec![0u8; 60];
+            frame[..4].copy_from_slice(&n.to_be_bytes());
+            peer.send(&frame).unwrap();
+            if n % 100 == 99 {
+                // Drain now and then: loopback's socket buffer is finite.
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                got.extend(card.receive().unwrap());
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        got.extend(card.receive().unwrap());
+        let stats = card.stats().clone();
+        assert_eq!(
+            stats.frames_received + stats.frames_lost,
+            2_000,
+            "{stats:?}"
+        );
+        assert_eq!(stats.frames_received as usize, got.len());
+        let ids: Vec<u32> = got
+            .iter()
+            .map(|f| u32::from_be_bytes(f[..4].try_into().unwrap()))
+            .collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "in order");
+        (stats.frames_lost, ids)
+    };
+    let (lost, ids) = lost_with(9);
+    // 20% of 2000: 400 +- 5 standard deviations (18).
+    assert!((310..=490).contains(&lost), "{lost} lost");
+    assert_eq!(lost_with(9), (lost, ids.clone()), "the same seed");
+    assert_ne!(lost_with(10).1, ids, "another seed");
+}

@@ -77,7 +77,8 @@ pub mod rx_counters {
     /// 1.2: the RX path counters after the verdict counters; 0x64 counts
     /// duplicates (it counted out-of-order DATA in 1.1), control packets by
     /// kind from 0x68. 1.3: CUTOFFS sent, acks in DATA, bad doorbells from 0x88.
-    pub const VERSION: u32 = 0x0001_0003;
+    /// 1.4: DATA_ACCEPTED (0x98).
+    pub const VERSION: u32 = 0x0001_0004;
     /// Counter of verdict v (0 = accepted, else the drop reason) is at
     /// `FIRST_COUNTER + 4 v`; 32 bits, wrapping.
     pub const FIRST_COUNTER: u32 = 0x0c;
@@ -127,6 +128,11 @@ pub mod rx_counters {
     /// TX doorbells more than a ring ahead of the descriptors the card took
     /// (bad host input): skipped, the ring going on from that index.
     pub const DOORBELLS_BEYOND_RING: u32 = 0x94;
+    /// DATA packets the RX engine took (their bytes counted, the payload
+    /// written): with the drop counters, every accepted frame is counted
+    /// once (`FIFO_OVERFLOWS` + `DATA_ACCEPTED` + the RX engine's drops and
+    /// control counts = frames accepted). Kept by the counters block itself.
+    pub const DATA_ACCEPTED: u32 = 0x98;
     /// The RX path counters in address order, 4 bytes apart.
     pub const PATH_COUNTERS: [u32; 21] = [
         FIFO_OVERFLOWS,

@@ -7,6 +7,15 @@
 //!
 //! Everything runs on one thread, so a run is a pure function of its
 //! arguments: the client, the server and the shared clock take turns.
+//!
+//! Faults (`--loss`, `--dup`, `--reorder`, `--corrupt`, fractions of frames,
+//! seeded by `--seed`) go on the cable, both directions. The card does not
+//! retransmit yet, so an RPC that loses a frame never finishes: each RPC has
+//! a deadline (`--deadline-us` of simulated time), after which it counts as
+//! unfinished and its slot goes to the next; the report says how many
+//! completed and how many did not, and a run with faults fails only on a
+//! wrong response it could not have explained (none is possible without
+//! `--corrupt`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::Ipv4Addr;
@@ -17,6 +26,7 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use clap::Args;
 use homa_host::{Endpoint, Error, Nic, Peer, RpcId, SimNetwork, MAX_MESSAGE_BYTES};
+use homa_hw_sim::cable::{CableFaults, FaultCounts};
 use homa_hw_sim::network::FrameEvent;
 use homa_testbench::workload::Workload;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -70,6 +80,37 @@ pub struct DemoArgs {
     /// First measure the unloaded RTT of a 100-byte RPC, with its breakdown.
     #[arg(long)]
     pub bench: bool,
+    /// Fraction of frames the cable loses (0.0-1.0; the card does not retransmit yet).
+    #[arg(long, default_value_t = 0.0)]
+    pub loss: f64,
+    /// Fraction of frames the cable delivers twice.
+    #[arg(long, default_value_t = 0.0)]
+    pub dup: f64,
+    /// Fraction of frames the cable holds back up to 1 us, so later ones overtake them.
+    #[arg(long, default_value_t = 0.0)]
+    pub reorder: f64,
+    /// Fraction of frames the cable corrupts: half in the IPv4 header (the card drops them), half past it (Homa has no checksum: a corrupted payload is delivered).
+    #[arg(long, default_value_t = 0.0)]
+    pub corrupt: f64,
+    /// Simulated microseconds an RPC may take before it counts as unfinished.
+    #[arg(long, default_value_t = 2000)]
+    pub deadline_us: u64,
+}
+
+/// Cycles a reordered frame or a second copy may come late (1 us).
+const MAX_HOLD_CYCLES: u64 = 250;
+
+impl DemoArgs {
+    fn faults(&self) -> CableFaults {
+        CableFaults::from_fractions(
+            self.loss,
+            self.dup,
+            self.reorder,
+            self.corrupt,
+            MAX_HOLD_CYCLES,
+            self.seed ^ 0xfa17,
+        )
+    }
 }
 
 /// The two cards and their endpoints.
@@ -139,6 +180,11 @@ struct Rtt {
 struct Outcome {
     rtts: Vec<Rtt>,
     errors: usize,
+    /// RPCs past their deadline (a frame lost: no retransmission yet).
+    unfinished: usize,
+    /// Responses that arrived after their RPC's deadline.
+    late: usize,
+    faults: FaultCounts,
     /// Simulated cycles from the first send to the last response.
     cycles: u64,
     /// Cycles the network ran in all (setup included), and the wall time.
@@ -173,6 +219,19 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     if let Some(bad) = args.size.iter().find(|&&s| s == 0 || s > MAX_MESSAGE_BYTES) {
         bail!("--size {bad}: sizes are 1 to {MAX_MESSAGE_BYTES} bytes");
     }
+    for (flag, v) in [
+        ("--loss", args.loss),
+        ("--dup", args.dup),
+        ("--reorder", args.reorder),
+        ("--corrupt", args.corrupt),
+    ] {
+        if !(0.0..=1.0).contains(&v) {
+            bail!("{flag} {v}: a fraction of frames, 0.0 to 1.0");
+        }
+    }
+    if args.deadline_us == 0 {
+        bail!("--deadline-us must be at least 1");
+    }
     let sizes = message_sizes(args)?;
     // The RPCs in flight must fit the receivers' bpages at once (no card
     // retransmits yet, so a message dropped for want of a bpage would stall).
@@ -186,8 +245,16 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     let bench = if args.bench { Some(bench()?) } else { None };
     let outcome = echo(args, &sizes)?;
     report(args, &outcome, bench.as_ref());
-    if outcome.errors > 0 {
+    let faulty = args.faults().any();
+    if outcome.errors > 0 && args.corrupt == 0.0 {
         bail!("{} of {} RPCs failed", outcome.errors, args.count);
+    }
+    if outcome.unfinished > 0 && !faulty {
+        bail!(
+            "{} of {} RPCs unfinished on a cable without faults",
+            outcome.unfinished,
+            args.count
+        );
     }
     Ok(())
 }
@@ -215,6 +282,7 @@ fn message_sizes(args: &DemoArgs) -> anyhow::Result<Vec<usize>> {
 fn echo(args: &DemoArgs, sizes: &[usize]) -> anyhow::Result<Outcome> {
     let wall = Instant::now();
     let mut s = Setup::new()?;
+    s.network().set_cable_faults(args.faults());
     if let Some(path) = &args.pcap {
         s.network()
             .capture_to(path)
@@ -234,9 +302,12 @@ fn echo(args: &DemoArgs, sizes: &[usize]) -> anyhow::Result<Outcome> {
     let mut next = 0;
     let mut rtts = Vec::with_capacity(sizes.len());
     let mut errors = 0;
+    let mut unfinished = 0;
+    let mut late = 0;
+    let deadline_cycles = args.deadline_us * 250;
     let first = s.cycle();
     let mut last_progress = first;
-    while rtts.len() + errors < sizes.len() {
+    while rtts.len() + errors + unfinished < sizes.len() {
         while outstanding.len() < args.concurrency && next < sizes.len() {
             let payload: Vec<u8> = (0..sizes[next]).map(|_| rng.gen()).collect();
             let start = s.cycle();
@@ -253,9 +324,12 @@ fn echo(args: &DemoArgs, sizes: &[usize]) -> anyhow::Result<Outcome> {
         loop {
             match s.client.try_recv_any_response() {
                 Ok(Some(response)) => {
-                    let (index, start, payload) = outstanding
-                        .remove(&response.id())
-                        .context("a response to no RPC of ours")?;
+                    let Some((index, start, payload)) = outstanding.remove(&response.id()) else {
+                        // An RPC past its deadline after all (or a second
+                        // copy, which the card should have dropped).
+                        late += 1;
+                        continue;
+                    };
                     if *response.message().bytes() == payload[..] {
                         rtts.push(Rtt {
                             bytes: sizes[index],
@@ -276,12 +350,26 @@ fn echo(args: &DemoArgs, sizes: &[usize]) -> anyhow::Result<Outcome> {
                 Err(e) => return Err(e.into()),
             }
         }
+        // RPCs past their deadline give their slot to the next.
+        let now = s.cycle();
+        let expired: Vec<RpcId> = outstanding
+            .iter()
+            .filter(|(_, (_, start, _))| now - start > deadline_cycles)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in expired {
+            let (index, _, _) = outstanding.remove(&id).expect("listed");
+            tracing::warn!(%id, bytes = sizes[index], "no response by the deadline: unfinished");
+            unfinished += 1;
+            last_progress = now;
+            progress.inc(1);
+        }
         if s.cycle() - last_progress > STALL_CYCLES {
             tracing::error!(
                 lost = outstanding.len(),
                 "no response in {STALL_CYCLES} cycles: counting the rest as lost"
             );
-            errors += sizes.len() - rtts.len() - errors;
+            unfinished += sizes.len() - rtts.len() - errors - unfinished;
             break;
         }
         s.client_nic.wait();
@@ -291,10 +379,14 @@ fn echo(args: &DemoArgs, sizes: &[usize]) -> anyhow::Result<Outcome> {
     let mut network = s.network();
     network.finish_capture().context("writing the capture")?;
     let (total_cycles, frames) = (network.cycle(), network.frames());
+    let faults = network.cable_fault_counts();
     drop(network);
     Ok(Outcome {
         rtts,
         errors,
+        unfinished,
+        late,
+        faults,
         cycles,
         total_cycles,
         wall_seconds: wall.elapsed().as_secs_f64(),
@@ -430,6 +522,17 @@ fn report(args: &DemoArgs, o: &Outcome, bench: Option<&Breakdown>) {
         let mut out = serde_json::json!({
             "rpcs": o.rtts.len(),
             "errors": o.errors,
+            "unfinished": o.unfinished,
+            "late_responses": o.late,
+            "faults": {
+                "loss": args.loss, "dup": args.dup, "reorder": args.reorder, "corrupt": args.corrupt,
+                "frames_lost": o.faults.lost,
+                "frames_duplicated": o.faults.duplicated,
+                "frames_reordered": o.faults.reordered,
+                "frames_corrupted_ip_header": o.faults.corrupted_ip,
+                "frames_corrupted_past_ip_header": o.faults.corrupted_homa,
+                "retransmission": "not implemented in the card yet: an RPC that loses a frame stays unfinished",
+            },
             "concurrency": args.concurrency,
             "simulated_cycles": o.cycles,
             "simulated_us": us(o.cycles),
@@ -465,7 +568,7 @@ fn report(args: &DemoArgs, o: &Outcome, bench: Option<&Breakdown>) {
     }
     println!(
         "{} echo RPCs between two simulated cards ({} outstanding), every response checked byte for byte",
-        o.rtts.len() + o.errors,
+        o.rtts.len() + o.errors + o.unfinished,
         args.concurrency
     );
     println!(
@@ -498,6 +601,24 @@ fn report(args: &DemoArgs, o: &Outcome, bench: Option<&Breakdown>) {
         "Verilator: {:.0} cycles/s of wall time for the two-card network ({:.1} s)",
         cycles_per_second, o.wall_seconds
     );
+    if args.faults().any() {
+        let f = &o.faults;
+        println!(
+            "faults on the cable: {} lost, {} duplicated, {} reordered, {} corrupted in the IPv4 header, {} past it ({} frames)",
+            f.lost, f.duplicated, f.reordered, f.corrupted_ip, f.corrupted_homa, f.frames
+        );
+        println!(
+            "completed {} of {} RPCs; unfinished {} (no response within {} us: the card does not retransmit yet, so an RPC that loses a frame never finishes); wrong responses {}; late responses {}",
+            o.rtts.len(),
+            o.rtts.len() + o.errors + o.unfinished,
+            o.unfinished,
+            args.deadline_us,
+            o.errors,
+            o.late
+        );
+    } else if o.unfinished > 0 {
+        println!("unfinished RPCs: {}", o.unfinished);
+    }
     if let Some(path) = &args.pcap {
         println!("capture: {}", path.display());
     }

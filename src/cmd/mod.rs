@@ -4,6 +4,7 @@ pub mod config;
 pub mod decode;
 pub mod demo;
 pub mod flash;
+pub mod fuzz;
 pub mod info;
 pub mod rpc;
 pub mod sample_capture;

@@ -71,6 +71,7 @@ pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
                 "frames_received": stats.frames_received,
                 "datagrams_dropped": stats.datagrams_dropped,
                 "foreign_datagrams": stats.foreign_datagrams,
+                "frames_lost": stats.frames_lost,
                 "rx_verdicts": verdicts,
             })
         );
@@ -81,6 +82,12 @@ pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
             stats.frames_sent,
             stats.frames_received
         );
+        if args.wire.loss > 0.0 {
+            println!(
+                "--loss {}: {} frames dropped on receive (the card does not retransmit yet: a request that lost one was never served)",
+                args.wire.loss, stats.frames_lost
+            );
+        }
         println!(
             "card RX frames by parser verdict: {}",
             serde_json::Value::from(verdicts)

@@ -25,10 +25,14 @@
 //!   software shares the one simulated thread, so a host polls its
 //!   completions once per loop over all hosts; at a few hosts that is tens
 //!   of cycles, a small part of any RTT.
-//! - The card has no retransmission yet, so frames must not be lost: faults
-//!   are refused, and the switch buffer should be large enough (a drop is
-//!   reported, and its RPC stays unfinished). An RPC that makes no progress
-//!   for `--stall-us` ends the run with the rest counted unfinished.
+//! - Faults (`--loss`, `--dup`, `--reorder`, `--corrupt`, `--link-down`/
+//!   `--link-up`) act where the model's do: on the switch-to-host hop, once
+//!   per frame, by `homa_testbench::net::faults::inject` with the model's
+//!   seed; a host whose link is down neither sends nor receives. The card
+//!   has no retransmission yet, so a lost frame (a fault, or a switch
+//!   buffer drop) leaves its RPC unfinished: the report counts them, and an
+//!   RPC that makes no progress for `--stall-us` ends the run with the rest
+//!   counted unfinished.
 
 use std::any::Any;
 use std::cmp::Reverse;
@@ -45,10 +49,15 @@ use homa_testbench::cluster::{
     LoadConfig, Outcome, ResponsePolicy, RpcRecord, SERVER_PORT,
 };
 use homa_testbench::model::{Cycles, CYCLES_PER_US};
-use homa_testbench::net::{wire_bytes, Link, NetConfig, Packet, Switch, WireFrame};
+use homa_testbench::net::faults::inject;
+use homa_testbench::net::{
+    wire_bytes, FaultConfig, FaultCounters, Link, NetConfig, Packet, Switch, WireFrame,
+};
 use homa_testbench::report::{self, Report, UnloadedRtt, Utilization, RTT_SIZES};
 use homa_testbench::workload::Workload;
 use indicatif::ProgressBar;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 
 /// The port every host's client endpoint sends from.
 const CLIENT_PORT: u16 = 40_000;
@@ -103,6 +112,12 @@ pub struct SwitchFabric {
     /// Cycle the snapshot is taken at (absolute), if any.
     snapshot_at: Option<u64>,
     pub stats: FabricStats,
+    /// Faults on the switch-to-host hop, their draws and what they did;
+    /// link events count from `t0` (the experiment's start, absolute).
+    faults: FaultConfig,
+    rng: ChaCha8Rng,
+    pub fault_counters: FaultCounters,
+    t0: u64,
 }
 
 impl SwitchFabric {
@@ -117,7 +132,29 @@ impl SwitchFabric {
             seq: 0,
             snapshot_at: None,
             stats: FabricStats::default(),
+            faults: FaultConfig::default(),
+            rng: ChaCha8Rng::seed_from_u64(0),
+            fault_counters: FaultCounters::default(),
+            t0: 0,
         }
+    }
+
+    /// The same fabric with `faults`, drawn from `seed`.
+    pub fn with_faults(mut self, faults: FaultConfig, seed: u64) -> SwitchFabric {
+        self.faults = faults;
+        self.rng = ChaCha8Rng::seed_from_u64(seed ^ 0xfa17_5eed);
+        self
+    }
+
+    /// Whether host `host`'s link is up at absolute cycle `now`.
+    fn link_up(&self, host: usize, now: u64) -> bool {
+        let t = now.saturating_sub(self.t0);
+        self.faults
+            .link_events
+            .iter()
+            .filter(|e| e.host == host && e.at <= t)
+            .max_by_key(|e| e.at)
+            .is_none_or(|e| e.up)
     }
 
     fn schedule(&mut self, at: u64, ev: FabricEvent) {
@@ -136,11 +173,27 @@ impl SwitchFabric {
         let done = self.switch.ports[port].link.start(now, packet.wire_bytes);
         self.egress_busy[port] = true;
         self.schedule(done, FabricEvent::EgressDone(port));
-        let WireFrame::Bytes(bytes) = packet.frame else {
-            unreachable!("the RTL fabric carries bytes")
-        };
         let arrive = done + self.net.prop_delay_cycles + self.net.host_delay_cycles;
-        self.schedule(arrive, FabricEvent::Arrive(port, bytes));
+        if !self.link_up(port, now) || !self.link_up(port, arrive) {
+            self.fault_counters.link_down_drops += 1;
+            return;
+        }
+        let copies = if self.faults.any_packet_faults() {
+            inject(
+                &self.faults,
+                &mut self.rng,
+                &mut self.fault_counters,
+                packet,
+            )
+        } else {
+            vec![(0, packet)]
+        };
+        for (delay, packet) in copies {
+            let WireFrame::Bytes(bytes) = packet.frame else {
+                unreachable!("the RTL fabric carries bytes")
+            };
+            self.schedule(arrive + delay, FabricEvent::Arrive(port, bytes));
+        }
     }
 
     fn snapshot(&mut self, now: u64) {
@@ -183,6 +236,10 @@ impl Fabric for SwitchFabric {
             self.stats.unroutable += 1;
             return;
         };
+        if !self.link_up(card, cycle) {
+            self.fault_counters.link_down_drops += 1;
+            return;
+        }
         let packet = Box::new(Packet {
             priority: frame_priority(&bytes),
             dst_host: dst as u32,
@@ -234,12 +291,18 @@ struct Rack {
 }
 
 impl Rack {
-    fn new(name: &str, hosts: usize, net: &NetConfig, conf: &HomaConf) -> anyhow::Result<Rack> {
+    fn new(
+        name: &str,
+        hosts: usize,
+        net: &NetConfig,
+        conf: &HomaConf,
+        faults: (FaultConfig, u64),
+    ) -> anyhow::Result<Rack> {
         let network = Arc::new(Mutex::new(SimNetwork::on_fabric(
             name,
             hosts,
             Default::default(),
-            Box::new(SwitchFabric::new(hosts, net)),
+            Box::new(SwitchFabric::new(hosts, net).with_faults(faults.0, faults.1)),
         )));
         let mut rack = Rack {
             network,
@@ -368,7 +431,13 @@ const BASELINE_GAP_CYCLES: u64 = 500;
 impl RtlBaselines {
     fn new(exp: &RtlExperiment, conf: &HomaConf) -> anyhow::Result<RtlBaselines> {
         let mut b = RtlBaselines {
-            rack: Rack::new("sim-rtl-idle", 2, &exp.cluster.net, conf)?,
+            rack: Rack::new(
+                "sim-rtl-idle",
+                2,
+                &exp.cluster.net,
+                conf,
+                (FaultConfig::default(), 0),
+            )?,
             policy: exp.cluster.response,
             cache: HashMap::new(),
         };
@@ -422,7 +491,13 @@ pub fn run(exp: &RtlExperiment, bar: &ProgressBar) -> anyhow::Result<Report> {
     let conf = HomaConf::parse(&exp.homa_conf, "sim --engine rtl tunables")?;
     let wall = Instant::now();
     bar.set_message("booting cards");
-    let mut rack = Rack::new("sim-rtl", hosts, &cfg.net, &conf)?;
+    let mut rack = Rack::new(
+        "sim-rtl",
+        hosts,
+        &cfg.net,
+        &conf,
+        (cfg.faults.clone(), cfg.seed),
+    )?;
     if let Some(path) = &exp.pcap {
         rack.network()
             .capture_to(path)
@@ -455,7 +530,10 @@ pub fn run(exp: &RtlExperiment, bar: &ProgressBar) -> anyhow::Result<Report> {
         .collect();
     // Experiment time 0 is now, with every card booted and its endpoints open.
     let t0 = rack.cycle();
-    rack.with_fabric(|f| f.snapshot_at = Some(t0 + exp.duration_cycles));
+    rack.with_fabric(|f| {
+        f.snapshot_at = Some(t0 + exp.duration_cycles);
+        f.t0 = t0;
+    });
     let mut counters = ClusterCounters::default();
     let mut to_send: Vec<VecDeque<usize>> = vec![VecDeque::new(); hosts];
     let mut replies: Vec<VecDeque<(homa_host::RpcId, Vec<u8>)>> = vec![VecDeque::new(); hosts];
@@ -583,22 +661,25 @@ pub fn run(exp: &RtlExperiment, bar: &ProgressBar) -> anyhow::Result<Report> {
             f.snapshot(last);
         }
     });
-    let (frames, unroutable, snapshot, max_port_queue, max_buffer, drops) = rack.with_fabric(|f| {
-        (
-            f.stats.frames,
-            f.stats.unroutable,
-            f.stats.snapshot.clone(),
-            f.switch
-                .ports
-                .iter()
-                .map(|p| p.max_queued_bytes)
-                .max()
-                .unwrap_or(0),
-            f.switch.max_total_queued_bytes,
-            f.switch.drops,
-        )
-    });
+    let (frames, unroutable, snapshot, max_port_queue, max_buffer, drops, faults) = rack
+        .with_fabric(|f| {
+            (
+                f.stats.frames,
+                f.stats.unroutable,
+                f.stats.snapshot.clone(),
+                f.switch
+                    .ports
+                    .iter()
+                    .map(|p| p.max_queued_bytes)
+                    .max()
+                    .unwrap_or(0),
+                f.switch.max_total_queued_bytes,
+                f.switch.drops,
+                f.fault_counters.clone(),
+            )
+        });
     counters.frames_sent = frames;
+    counters.faults = faults;
     counters.switch_drops = drops + unroutable;
     counters.events = frames;
     drop(rack);
@@ -653,6 +734,14 @@ pub fn run(exp: &RtlExperiment, bar: &ProgressBar) -> anyhow::Result<Report> {
     }
     // How often each host's software looked at its endpoints.
     card_json.insert("host_loop_iterations".into(), serde_json::json!(iterations));
+    if cfg.faults.any_packet_faults() || !cfg.faults.link_events.is_empty() {
+        card_json.insert(
+            "retransmission".into(),
+            serde_json::json!(
+                "not implemented in the card yet: an RPC that loses a frame stays unfinished"
+            ),
+        );
+    }
     Ok(Report {
         workload: exp.workload.name.clone(),
         hosts,

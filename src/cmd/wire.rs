@@ -105,6 +105,12 @@ pub struct WireArgs {
     /// Capture every frame sent and received into this pcap file (timestamps: card cycle x 4 ns).
     #[arg(long)]
     pub pcap: Option<PathBuf>,
+    /// Drop this fraction (0.0-1.0) of the frames received, before the card sees them (a lossy link; the card does not retransmit yet, so an RPC that loses one stays unfinished).
+    #[arg(long, default_value_t = 0.0)]
+    pub loss: f64,
+    /// Seed of the --loss draws.
+    #[arg(long, default_value_t = 1)]
+    pub loss_seed: u64,
 }
 
 /// One simulated card on its UDP wire, opened through the host library.
@@ -116,7 +122,11 @@ pub struct Card {
 impl WireArgs {
     /// Binds the wire, builds the card on it and opens it with the addresses given.
     pub fn open(&self, name: &str) -> anyhow::Result<Card> {
-        let wire = UdpWire::bind(self.wire.local, self.wire.remote)?;
+        if !(0.0..=1.0).contains(&self.loss) {
+            anyhow::bail!("--loss {}: a fraction of frames, 0.0 to 1.0", self.loss);
+        }
+        let mut wire = UdpWire::bind(self.wire.local, self.wire.remote)?;
+        wire.set_receive_loss(self.loss, self.loss_seed);
         let mut network = SimNetwork::on_udp_wire(name, wire, Default::default());
         if let Some(path) = &self.pcap {
             network

@@ -9,6 +9,7 @@
 //! the hardware only through `homa-hw-sim` and the driver, as a user would.
 
 pub mod cluster;
+pub mod fuzz;
 pub mod model;
 pub mod net;
 pub mod plot;

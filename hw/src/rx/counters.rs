@@ -2,7 +2,8 @@
 //! frame the card receives is counted exactly once, as accepted or as a drop
 //! with its reason; then the RX path's own counters (FIFO overflows, messages
 //! delivered, RX engine drops, ARP replies), kept by their blocks and read
-//! here. Counters wrap; reads have no side effects.
+//! here; and DATA packets the RX engine took, counted here from its strobe.
+//! Counters wrap; reads have no side effects.
 //!
 //! The read mux is a tree on the offset's word bits (`word`, `rd_l*`), with
 //! `select` applied once at its root: a chain of one compare per register,
@@ -36,6 +37,9 @@ pub struct RxCounters {
     pub rd_data: Signal<Out, Bits<32>>,
     /// The RX path's own counters, in `rx_counters::PATH_COUNTERS` order.
     pub path: [Signal<In, Bits<32>>; PATH_COUNTERS],
+    /// One cycle per DATA packet the RX engine takes.
+    pub data_accepted: Signal<In, bool>,
+    data_accepted_count: DFF<Bits<32>>,
     header: RegisterBlockHeader,
     count: [DFF<Bits<32>>; COUNTERS],
     /// Register word w of the block (offset 4 w); 0 where none.
@@ -55,6 +59,15 @@ impl Default for RxCounters {
         assert_eq!(rx_counters::FIRST_COUNTER, 3 * 4);
         assert_eq!(rx_counters::PATH_COUNTERS[0], 17 * 4);
         assert!(17 + PATH_COUNTERS <= 64, "the read mux has 64 words");
+        assert_eq!(
+            rx_counters::DATA_ACCEPTED,
+            38 * 4,
+            "DATA_ACCEPTED follows the path counters (word 38 in `update`)"
+        );
+        assert_eq!(
+            rx_counters::DATA_ACCEPTED,
+            rx_counters::PATH_COUNTERS[PATH_COUNTERS - 1] + 4
+        );
         assert_eq!(
             rx_counters::FIRST_COUNTER + 4 * COUNTERS as u32,
             rx_counters::PATH_COUNTERS[0]
@@ -82,6 +95,8 @@ impl Default for RxCounters {
             ),
             count: Default::default(),
             word: std::array::from_fn(|_| Default::default()),
+            data_accepted: Default::default(),
+            data_accepted_count: Default::default(),
             rd_l1: Default::default(),
             rd_l2: Default::default(),
             rd_l3: Default::default(),
@@ -114,6 +129,15 @@ impl Logic for RxCounters {
         for i in 0..PATH_COUNTERS {
             self.word[17 + i].next = self.path[i].val();
         }
+        self.data_accepted_count.clock.next = self.clock.val();
+        self.data_accepted_count.d.next = self.data_accepted_count.q.val();
+        if self.data_accepted.val() {
+            self.data_accepted_count.d.next = self.data_accepted_count.q.val() + 1;
+        }
+        if self.reset.val() {
+            self.data_accepted_count.d.next = 0.into();
+        }
+        self.word[38].next = self.data_accepted_count.q.val();
         for j in 0..32 {
             self.rd_l1[j].next = self.word[2 * j].val();
             if self.offset.val().get_bit(2) {
