@@ -24,6 +24,7 @@ pub mod flash_chip;
 pub mod host_memory;
 pub mod network;
 pub mod pcie;
+pub mod root_complex;
 pub mod tlp;
 pub mod udp_wire;
 
@@ -41,6 +42,7 @@ pub mod models {
 pub use models::grant_scheduler::GrantScheduler;
 pub use models::homa_core::HomaCore;
 pub use models::pcie_completer::PcieCompleter;
+pub use models::pcie_requester::PcieRequester;
 pub use models::rpc_table::RpcTable;
 pub use models::rx_fifo::RxFifo;
 pub use models::rx_parser::RxParser;
