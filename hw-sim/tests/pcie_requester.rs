@@ -393,3 +393,64 @@ fn random_reads_and_writes_match_a_plain_memory_mps128_mrrs128() {
 fn random_reads_and_writes_match_a_plain_memory_mps512_mrrs4096() {
     run(0x5eed_0003, 2, 5, 6, 80);
 }
+
+/// A write outside every IOMMU region is a card bug and must end the
+/// simulation: the root complex refuses the TLP with the fault (the glue
+/// panics with it), and nothing past the region is written. (The write is
+/// split at the MPS multiple that is the region's end: its first TLP is in.)
+#[test]
+fn a_write_outside_the_iommu_regions_fails_loudly() {
+    let mut host = HostMemory::new();
+    host.map(W_BASE, W_HALF, "write area").unwrap();
+    let mut rc = RootComplex::new(RootComplexConfig::default(), host, 256, 512);
+    let mut uut: Sim<PcieRequester> = Sim::traced_on_failure("pcie_requester_fault");
+    uut.set_cfg_max_payload(1);
+    uut.set_cfg_max_read_req(2);
+    uut.set_reset(true);
+    uut.tick();
+    uut.set_reset(false);
+    // 100 bytes, the last 36 past the region's end.
+    let start = W_BASE + W_HALF - 64;
+    let mut beats: VecDeque<WrBeat> = write_beats(start, &[0x5A; 100], 0).into();
+    let mut fault = None;
+    for cycle in 1..1000u64 {
+        match beats.front() {
+            Some(b) => {
+                uut.set_s_dma_wr_valid(true);
+                uut.set_s_dma_wr_addr(b.addr);
+                uut.set_s_dma_wr_data(&words(&b.data));
+                uut.set_s_dma_wr_strb(b.strb);
+                uut.set_s_dma_wr_last(b.last);
+            }
+            None => uut.set_s_dma_wr_valid(false),
+        }
+        let ready = rc.rq_ready(cycle);
+        uut.set_s_axis_rq_tready(ready);
+        uut.eval();
+        if uut.s_dma_wr_valid() && uut.s_dma_wr_ready() {
+            beats.pop_front();
+        }
+        if uut.s_axis_rq_tvalid() && ready {
+            if let Err(e) = rc.rq_beat(
+                cycle,
+                &uut.s_axis_rq_tdata(),
+                &uut.s_axis_rq_tuser(),
+                uut.s_axis_rq_tkeep(),
+                uut.s_axis_rq_tlast(),
+            ) {
+                fault = Some(e);
+                break;
+            }
+        }
+        uut.tick();
+    }
+    let fault = fault.expect("the write past the region's end was not refused");
+    let text = fault.to_string();
+    assert!(
+        text.contains("IOMMU fault: DMA write") && text.contains("\"write area\""),
+        "{text}"
+    );
+    let mut b = [0u8; 36];
+    rc.memory().read(W_BASE + W_HALF, &mut b);
+    assert_eq!(b, [0; 36], "a refused TLP wrote host memory");
+}

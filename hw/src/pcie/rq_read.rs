@@ -140,9 +140,11 @@ pub struct RqReader {
     sp_line0: DFF<Bits<8>>,
     next_tag: DFF<Bits<5>>,
     busy: DFF<Bits<32>>,
-    tg_idx: [DFF<Bits<4>>; TAGS],
-    tg_line: [DFF<Bits<8>>; TAGS],
-    tg_lo: [DFF<Bits<12>>; TAGS],
+    /// Per tag: {low 12 address bits of its first byte [23:12], buffer line
+    /// of that byte [11:4], request entry [3:0]}. Read with the RC beat's
+    /// tag as it arrives, so the record is there when the registered beat
+    /// is (a tag is reused only after its last completion).
+    tag_ram: RAM<Bits<24>, 5>,
     o_valid: DFF<bool>,
     o_desc: DFF<Bits<128>>,
     o_fbe: DFF<Bits<4>>,
@@ -192,6 +194,17 @@ pub struct RqReader {
     r_last: DFF<bool>,
     r_err: DFF<bool>,
 
+    // Locals: entry mux trees (by qi: pa, ta*; by qr: pb, tb*).
+    pa: [Signal<Local, Bits<85>>; REQS],
+    ta1: [Signal<Local, Bits<85>>; 8],
+    ta2: [Signal<Local, Bits<85>>; 4],
+    ta3: [Signal<Local, Bits<85>>; 2],
+    ta4: Signal<Local, Bits<85>>,
+    pb: [Signal<Local, Bits<36>>; REQS],
+    tb1: [Signal<Local, Bits<36>>; 8],
+    tb2: [Signal<Local, Bits<36>>; 4],
+    tb3: [Signal<Local, Bits<36>>; 2],
+    tb4: Signal<Local, Bits<36>>,
     // Locals: ACCEPT.
     used_entries: Signal<Local, Bits<5>>,
     used_lines: Signal<Local, Bits<9>>,
@@ -310,9 +323,7 @@ impl Default for RqReader {
             sp_line0: Default::default(),
             next_tag: Default::default(),
             busy: Default::default(),
-            tg_idx: Default::default(),
-            tg_line: Default::default(),
-            tg_lo: Default::default(),
+            tag_ram: Default::default(),
             o_valid: Default::default(),
             o_desc: Default::default(),
             o_fbe: Default::default(),
@@ -356,6 +367,16 @@ impl Default for RqReader {
             r_tag: Default::default(),
             r_last: Default::default(),
             r_err: Default::default(),
+            pa: Default::default(),
+            ta1: Default::default(),
+            ta2: Default::default(),
+            ta3: Default::default(),
+            ta4: Default::default(),
+            pb: Default::default(),
+            tb1: Default::default(),
+            tb2: Default::default(),
+            tb3: Default::default(),
+            tb4: Default::default(),
             used_entries: Default::default(),
             used_lines: Default::default(),
             accept: Default::default(),
@@ -499,14 +520,8 @@ impl Logic for RqReader {
             self.e_err[i].clock.next = self.clock.val();
             self.e_err[i].d.next = self.e_err[i].q.val();
         }
-        for i in 0..TAGS {
-            self.tg_idx[i].clock.next = self.clock.val();
-            self.tg_idx[i].d.next = self.tg_idx[i].q.val();
-            self.tg_line[i].clock.next = self.clock.val();
-            self.tg_line[i].d.next = self.tg_line[i].q.val();
-            self.tg_lo[i].clock.next = self.clock.val();
-            self.tg_lo[i].d.next = self.tg_lo[i].q.val();
-        }
+        self.tag_ram.read_clock.next = self.clock.val();
+        self.tag_ram.write_clock.next = self.clock.val();
         self.bank0.read_clock.next = self.clock.val();
         self.bank0.write_clock.next = self.clock.val();
         self.bank1.read_clock.next = self.clock.val();
@@ -537,16 +552,59 @@ impl Logic for RqReader {
         }
 
         // ================= SPLIT =================
-        self.h_addr.next = self.e_addr[0].q.val();
-        self.h_len.next = self.e_len[0].q.val();
-        self.h_line.next = self.e_line[0].q.val();
-        for i in 1..REQS {
-            if self.qi.q.val().get_bits::<4>(0).index() == i {
-                self.h_addr.next = self.e_addr[i].q.val();
-                self.h_len.next = self.e_len[i].q.val();
-                self.h_line.next = self.e_line[i].q.val();
+        // The entries at qi and at qr, through balanced mux trees (a chain of
+        // `if index == i` would be 15 muxes deep).
+        for i in 0..REQS {
+            self.pa[i].next = bit_cast::<85, 64>(self.e_addr[i].q.val())
+                | (bit_cast::<85, 13>(self.e_len[i].q.val()) << 64)
+                | (bit_cast::<85, 8>(self.e_line[i].q.val()) << 77);
+            self.pb[i].next = bit_cast::<36, 13>(self.e_len[i].q.val())
+                | (bit_cast::<36, 6>(self.e_addr[i].q.val().get_bits::<6>(0)) << 13)
+                | (bit_cast::<36, 8>(self.e_line[i].q.val()) << 19)
+                | (bit_cast::<36, 8>(self.e_tag[i].q.val()) << 27)
+                | (bit_cast::<36, 1>(self.e_err[i].q.val().into()) << 35);
+        }
+        for j in 0..8 {
+            self.ta1[j].next = self.pa[2 * j].val();
+            if self.qi.q.val().get_bit(0) {
+                self.ta1[j].next = self.pa[2 * j + 1].val();
+            }
+            self.tb1[j].next = self.pb[2 * j].val();
+            if self.qr.q.val().get_bit(0) {
+                self.tb1[j].next = self.pb[2 * j + 1].val();
             }
         }
+        for j in 0..4 {
+            self.ta2[j].next = self.ta1[2 * j].val();
+            if self.qi.q.val().get_bit(1) {
+                self.ta2[j].next = self.ta1[2 * j + 1].val();
+            }
+            self.tb2[j].next = self.tb1[2 * j].val();
+            if self.qr.q.val().get_bit(1) {
+                self.tb2[j].next = self.tb1[2 * j + 1].val();
+            }
+        }
+        for j in 0..2 {
+            self.ta3[j].next = self.ta2[2 * j].val();
+            if self.qi.q.val().get_bit(2) {
+                self.ta3[j].next = self.ta2[2 * j + 1].val();
+            }
+            self.tb3[j].next = self.tb2[2 * j].val();
+            if self.qr.q.val().get_bit(2) {
+                self.tb3[j].next = self.tb2[2 * j + 1].val();
+            }
+        }
+        self.ta4.next = self.ta3[0].val();
+        if self.qi.q.val().get_bit(3) {
+            self.ta4.next = self.ta3[1].val();
+        }
+        self.tb4.next = self.tb3[0].val();
+        if self.qr.q.val().get_bit(3) {
+            self.tb4.next = self.tb3[1].val();
+        }
+        self.h_addr.next = self.ta4.val().get_bits::<64>(0);
+        self.h_len.next = self.ta4.val().get_bits::<13>(64);
+        self.h_line.next = self.ta4.val().get_bits::<8>(77);
         if !self.sp_active.q.val() & (self.qi.q.val() != self.qw.q.val()) {
             self.sp_active.d.next = true;
             self.sp_idx.d.next = self.qi.q.val().get_bits::<4>(0);
@@ -621,13 +679,11 @@ impl Logic for RqReader {
                 self.qi.d.next = self.qi.q.val() + 1;
             }
         }
-        for i in 0..TAGS {
-            if self.issue.val() & (self.next_tag.q.val().index() == i) {
-                self.tg_idx[i].d.next = self.sp_idx.q.val();
-                self.tg_line[i].d.next = self.tlp_line.val();
-                self.tg_lo[i].d.next = self.sp_cur.q.val().get_bits::<12>(0);
-            }
-        }
+        self.tag_ram.write_address.next = self.next_tag.q.val();
+        self.tag_ram.write_enable.next = self.issue.val();
+        self.tag_ram.write_data.next = bit_cast::<24, 4>(self.sp_idx.q.val())
+            | (bit_cast::<24, 8>(self.tlp_line.val()) << 4)
+            | (bit_cast::<24, 12>(self.sp_cur.q.val().get_bits::<12>(0)) << 12);
         self.m_valid.next = self.o_valid.q.val();
         self.m_desc.next = self.o_desc.q.val();
         self.m_first_be.next = self.o_fbe.q.val();
@@ -646,16 +702,10 @@ impl Logic for RqReader {
             self.in_pkt.d.next = !self.rc_last.q.val();
         }
         self.lower.next = self.rc_data.q.val().get_bits::<12>(0);
-        self.t_idx.next = self.tg_idx[0].q.val();
-        self.t_line.next = self.tg_line[0].q.val();
-        self.t_lo.next = self.tg_lo[0].q.val();
-        for i in 1..TAGS {
-            if self.rc_data.q.val().get_bits::<5>(64).index() == i {
-                self.t_idx.next = self.tg_idx[i].q.val();
-                self.t_line.next = self.tg_line[i].q.val();
-                self.t_lo.next = self.tg_lo[i].q.val();
-            }
-        }
+        self.tag_ram.read_address.next = self.m_axis_rc_tdata.val().get_bits::<5>(64);
+        self.t_idx.next = self.tag_ram.read_data.val().get_bits::<4>(0);
+        self.t_line.next = self.tag_ram.read_data.val().get_bits::<8>(4);
+        self.t_lo.next = self.tag_ram.read_data.val().get_bits::<12>(12);
         // The completion's parameters: from the descriptor on its first
         // beat, from registers after.
         self.rb.next = self.k_rb.q.val();
@@ -789,20 +839,11 @@ impl Logic for RqReader {
                 self.head_ready.next = true;
             }
         }
-        self.q_len.next = self.e_len[0].q.val();
-        self.q_addr6.next = self.e_addr[0].q.val().get_bits::<6>(0);
-        self.q_line.next = self.e_line[0].q.val();
-        self.q_tag.next = self.e_tag[0].q.val();
-        self.q_err.next = self.e_err[0].q.val();
-        for i in 1..REQS {
-            if self.qr.q.val().get_bits::<4>(0).index() == i {
-                self.q_len.next = self.e_len[i].q.val();
-                self.q_addr6.next = self.e_addr[i].q.val().get_bits::<6>(0);
-                self.q_line.next = self.e_line[i].q.val();
-                self.q_tag.next = self.e_tag[i].q.val();
-                self.q_err.next = self.e_err[i].q.val();
-            }
-        }
+        self.q_len.next = self.tb4.val().get_bits::<13>(0);
+        self.q_addr6.next = self.tb4.val().get_bits::<6>(13);
+        self.q_line.next = self.tb4.val().get_bits::<8>(19);
+        self.q_tag.next = self.tb4.val().get_bits::<8>(27);
+        self.q_err.next = self.tb4.val().get_bit(35);
         if !self.d_active.q.val() & self.head_ready.val() {
             self.d_active.d.next = true;
             self.d_k.d.next = 0.into();

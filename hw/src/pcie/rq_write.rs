@@ -11,10 +11,13 @@
 //!
 //! DESIGN NOTES
 //! ------------
-//! Three steps, each one beat a cycle:
+//! Four steps, each one beat a cycle:
 //!
-//! COLLECT  Beats from the input slice (`DmaWriteSlice`: a registered ready
-//!          towards the core) are appended to an open TLP while they continue
+//! PREP     From the input slice (`DmaWriteSlice`: a registered ready towards
+//!          the core), a beat's first and end byte addresses (from its
+//!          strobe's run) and the MPS multiple above its first byte, into
+//!          registers.
+//! COLLECT  Beats are appended to an open TLP while they continue
 //!          it byte for byte (the next beat's address is the last one's + 64,
 //!          the last one's strobe ran to lane 63, this one's starts at lane 0).
 //!          A TLP never crosses an address that is a multiple of the maximum
@@ -55,8 +58,8 @@
 //! descriptor in front) takes n or n+1 RQ beats; at MPS 256, 4 payload beats
 //! take 5 (80% of the 16 GB/s interface, above what a Gen3 x16 link carries);
 //! MPS is capped at `MAX_PAYLOAD_BYTES` (512: 8 beats in 9).
-//! Latency: a TLP's first beat leaves 3 cycles after its last input beat
-//! passes the slice (collect, address, shift).
+//! Latency: a TLP's first beat leaves 4 cycles after its last input beat
+//! passes the slice (prep, collect, address, shift).
 
 use rust_hdl::prelude::*;
 
@@ -111,15 +114,25 @@ pub struct RqWriter {
     // ---- COLLECT ----
     /// The beat in the slice is split and its upper part is next.
     half: DFF<bool>,
-    /// The boundary the split is at.
-    split_at: DFF<Bits<64>>,
-    /// The open TLP: first byte, one past its last byte, lane-0 address of
-    /// its last line, low 7 bits of its first line's lane-0 address, ring
+    /// PREP: the beat from the slice, its first byte's and end's addresses,
+    /// the MPS multiple above its first byte, whether its bytes cross it.
+    p_valid: DFF<bool>,
+    p_addr: DFF<Bits<64>>,
+    p_data: DFF<Bits<512>>,
+    p_last: DFF<bool>,
+    p_nz: DFF<bool>,
+    p_run_ok: DFF<bool>,
+    p_fb: DFF<Bits<64>>,
+    p_eb: DFF<Bits<64>>,
+    p_bnd: DFF<Bits<64>>,
+    p_cross: DFF<bool>,
+    /// The open TLP: first byte, one past its last byte, the lane-0 address
+    /// a beat continuing it has, low 7 bits of its first line's lane-0 address, ring
     /// position of its first line, lines so far.
     open: DFF<bool>,
     t_start: DFF<Bits<64>>,
     t_end: DFF<Bits<64>>,
-    t_alast: DFF<Bits<64>>,
+    t_anext: DFF<Bits<64>>,
     t_a0: DFF<Bits<7>>,
     t_first: DFF<Bits<5>>,
     t_lines: DFF<Bits<4>>,
@@ -177,7 +190,7 @@ pub struct RqWriter {
     crosses: Signal<Local, bool>,
     ps: Signal<Local, Bits<64>>,
     pe: Signal<Local, Bits<64>>,
-    alast_next: Signal<Local, Bits<64>>,
+    take: Signal<Local, bool>,
     contig: Signal<Local, bool>,
     ring_used: Signal<Local, Bits<6>>,
     rec_used: Signal<Local, Bits<3>>,
@@ -257,11 +270,20 @@ impl Default for RqWriter {
             bank0: Default::default(),
             bank1: Default::default(),
             half: Default::default(),
-            split_at: Default::default(),
+            p_valid: Default::default(),
+            p_addr: Default::default(),
+            p_data: Default::default(),
+            p_last: Default::default(),
+            p_nz: Default::default(),
+            p_run_ok: Default::default(),
+            p_fb: Default::default(),
+            p_eb: Default::default(),
+            p_bnd: Default::default(),
+            p_cross: Default::default(),
             open: Default::default(),
             t_start: Default::default(),
             t_end: Default::default(),
-            t_alast: Default::default(),
+            t_anext: Default::default(),
             t_a0: Default::default(),
             t_first: Default::default(),
             t_lines: Default::default(),
@@ -312,7 +334,7 @@ impl Default for RqWriter {
             crosses: Default::default(),
             ps: Default::default(),
             pe: Default::default(),
-            alast_next: Default::default(),
+            take: Default::default(),
             contig: Default::default(),
             ring_used: Default::default(),
             rec_used: Default::default(),
@@ -378,10 +400,11 @@ impl Logic for RqWriter {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, half, split_at, open, t_start, t_end, t_alast, t_a0, t_first, t_lines, wr,
-            rd, rw, rr, holes_q, tlps_q, bj, c_valid, c_lo_bank, c_r, c_first, c_last, c_keep,
-            c_desc, c_fbe, c_lbe, c_lines, c_addr0, c_addr1, c_eop, o_valid, o_data, o_keep, o_eop,
-            o_last, o_sop, o_fbe, o_lbe
+            self, clock, half, p_valid, p_addr, p_data, p_last, p_nz, p_run_ok, p_fb, p_eb, p_bnd,
+            p_cross, open, t_start, t_end, t_anext, t_a0, t_first, t_lines, wr, rd, rw, rr,
+            holes_q, tlps_q, bj, c_valid, c_lo_bank, c_r, c_first, c_last, c_keep, c_desc, c_fbe,
+            c_lbe, c_lines, c_addr0, c_addr1, c_eop, o_valid, o_data, o_keep, o_eop, o_last, o_sop,
+            o_fbe, o_lbe
         );
         for i in 0..RECORDS {
             self.r_start[i].clock.next = self.clock.val();
@@ -444,25 +467,24 @@ impl Logic for RqWriter {
             self.mps_mask.next = 255.into();
         }
         self.boundary.next = (self.fb.val() | self.mps_mask.val()) + 1;
-        self.crosses.next = !self.half.q.val() & (self.eb.val() > self.boundary.val());
-        self.ps.next = self.fb.val();
+        self.crosses.next = !self.half.q.val() & self.p_cross.q.val();
+        self.ps.next = self.p_fb.q.val();
         if self.half.q.val() {
-            self.ps.next = self.split_at.q.val();
+            self.ps.next = self.p_bnd.q.val();
         }
-        self.pe.next = self.eb.val();
+        self.pe.next = self.p_eb.q.val();
         if self.crosses.val() {
-            self.pe.next = self.boundary.val();
+            self.pe.next = self.p_bnd.q.val();
         }
-        self.alast_next.next = self.t_alast.q.val() + 64;
         self.contig.next = self.open.q.val()
             & !self.half.q.val()
-            & (self.t_end.q.val() == self.ps.val())
-            & (self.slice.m_addr.val() == self.alast_next.val());
+            & (self.t_end.q.val() == self.p_fb.q.val())
+            & (self.p_addr.q.val() == self.t_anext.q.val());
         self.ring_used.next = self.wr.q.val() - self.rd.q.val();
         self.rec_used.next = self.rw.q.val() - self.rr.q.val();
         self.room.next = (self.ring_used.val() < 32) & (self.rec_used.val() < 4);
 
-        self.slice.m_ready.next = false;
+        self.take.next = false;
         self.push.next = false;
         self.write_line.next = false;
         // The record pushed: the open TLP, or the open TLP with this part.
@@ -471,14 +493,14 @@ impl Logic for RqWriter {
         self.rec_a0.next = self.t_a0.q.val();
         self.rec_first.next = self.t_first.q.val();
         self.rec_lines.next = self.t_lines.q.val();
-        if self.slice.m_valid.val() & self.room.val() {
-            if !self.run_ok.val() {
+        if self.p_valid.q.val() & self.room.val() {
+            if !self.p_run_ok.q.val() {
                 // Nothing to write (or a hole: dropped, counted).
-                self.slice.m_ready.next = true;
-                if self.strb.val() != 0 {
+                self.take.next = true;
+                if self.p_nz.q.val() {
                     self.holes_q.d.next = self.holes_q.q.val() + 1;
                 }
-                if self.slice.m_last.val() & self.open.q.val() {
+                if self.p_last.q.val() & self.open.q.val() {
                     self.push.next = true;
                     self.open.d.next = false;
                 }
@@ -490,18 +512,18 @@ impl Logic for RqWriter {
                 self.write_line.next = true;
                 self.wr.d.next = self.wr.q.val() + 1;
                 self.t_end.d.next = self.pe.val();
-                self.t_alast.d.next = self.slice.m_addr.val();
+                self.t_anext.d.next = self.p_addr.q.val() + 64;
                 self.rec_end.next = self.pe.val().get_bits::<12>(0);
                 if self.contig.val() {
                     self.t_lines.d.next = self.t_lines.q.val() + 1;
                     self.rec_lines.next = self.t_lines.q.val() + 1;
                 } else {
                     self.t_start.d.next = self.ps.val();
-                    self.t_a0.d.next = self.slice.m_addr.val().get_bits::<7>(0);
+                    self.t_a0.d.next = self.p_addr.q.val().get_bits::<7>(0);
                     self.t_first.d.next = self.wr.q.val().get_bits::<5>(0);
                     self.t_lines.d.next = 1.into();
                     self.rec_start.next = self.ps.val();
-                    self.rec_a0.next = self.slice.m_addr.val().get_bits::<7>(0);
+                    self.rec_a0.next = self.p_addr.q.val().get_bits::<7>(0);
                     self.rec_first.next = self.wr.q.val().get_bits::<5>(0);
                     self.rec_lines.next = 1.into();
                 }
@@ -510,13 +532,12 @@ impl Logic for RqWriter {
                     // The part below the boundary closes this TLP; the
                     // part above is taken next cycle.
                     self.half.d.next = true;
-                    self.split_at.d.next = self.boundary.val();
                     self.push.next = true;
                     self.open.d.next = false;
                 } else {
                     self.half.d.next = false;
-                    self.slice.m_ready.next = true;
-                    if self.slice.m_last.val() | ((self.pe.val() & self.mps_mask.val()) == 0) {
+                    self.take.next = true;
+                    if self.p_last.q.val() | ((self.pe.val() & self.mps_mask.val()) == 0) {
                         self.push.next = true;
                         self.open.d.next = false;
                     }
@@ -525,8 +546,8 @@ impl Logic for RqWriter {
         }
         self.bank0.write_address.next = self.wr.q.val().get_bits::<4>(1);
         self.bank1.write_address.next = self.wr.q.val().get_bits::<4>(1);
-        self.bank0.write_data.next = self.slice.m_data.val();
-        self.bank1.write_data.next = self.slice.m_data.val();
+        self.bank0.write_data.next = self.p_data.q.val();
+        self.bank1.write_data.next = self.p_data.q.val();
         self.bank0.write_enable.next = self.write_line.val() & !self.wr.q.val().get_bit(0);
         self.bank1.write_enable.next = self.write_line.val() & self.wr.q.val().get_bit(0);
         if self.push.val() {
@@ -541,6 +562,25 @@ impl Logic for RqWriter {
                 self.r_first[i].d.next = self.rec_first.val();
                 self.r_lines[i].d.next = self.rec_lines.val();
             }
+        }
+
+        // PREP: the beat's byte range and where it meets an MPS multiple,
+        // registered, so COLLECT starts from flip-flops.
+        self.slice.m_ready.next = !self.p_valid.q.val() | self.take.val();
+        if self.take.val() {
+            self.p_valid.d.next = false;
+        }
+        if self.slice.m_valid.val() & (!self.p_valid.q.val() | self.take.val()) {
+            self.p_valid.d.next = true;
+            self.p_addr.d.next = self.slice.m_addr.val();
+            self.p_data.d.next = self.slice.m_data.val();
+            self.p_last.d.next = self.slice.m_last.val();
+            self.p_nz.d.next = self.strb.val() != 0;
+            self.p_run_ok.d.next = self.run_ok.val();
+            self.p_fb.d.next = self.fb.val();
+            self.p_eb.d.next = self.eb.val();
+            self.p_bnd.d.next = self.boundary.val();
+            self.p_cross.d.next = self.eb.val() > self.boundary.val();
         }
 
         // ================= ADDRESS =================
@@ -674,6 +714,7 @@ impl Logic for RqWriter {
 
         if self.reset.val() {
             self.half.d.next = false;
+            self.p_valid.d.next = false;
             self.open.d.next = false;
             self.wr.d.next = 0.into();
             self.rd.d.next = 0.into();
