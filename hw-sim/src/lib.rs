@@ -6,7 +6,10 @@
 //! input, one getter per port), [`Sim`], which clocks a model and writes VCD
 //! waveforms on request, the host's view of the core ([`csr`]), and the host
 //! side of the card's DMA: sparse host memory behind IOMMU-style regions
-//! ([`host_memory`]) and the PCIe link's latency and bandwidth ([`pcie`]).
+//! ([`host_memory`]) and the PCIe link's latency and bandwidth ([`pcie`]);
+//! the host behind the PCIe hard block at TLP level: BAR requests
+//! ([`tlp`]) and the root complex that serves the card's DMA TLPs
+//! ([`root_complex`]).
 //!
 //! Must not know about: Homa's protocol, the driver or the host library: it
 //! offers the card's wires, nothing above them.

@@ -381,17 +381,17 @@ fn run(seed: u64, cfg_mps: u8, cfg_mrrs: u8, rounds: usize, ops_per_round: usize
 
 #[test]
 fn random_reads_and_writes_match_a_plain_memory_mps256_mrrs512() {
-    run(0x5eed_0001, 1, 2, 12, 80);
+    run(0x5eed_0001, 1, 2, 40, 80);
 }
 
 #[test]
 fn random_reads_and_writes_match_a_plain_memory_mps128_mrrs128() {
-    run(0x5eed_0002, 0, 0, 6, 80);
+    run(0x5eed_0002, 0, 0, 20, 80);
 }
 
 #[test]
 fn random_reads_and_writes_match_a_plain_memory_mps512_mrrs4096() {
-    run(0x5eed_0003, 2, 5, 6, 80);
+    run(0x5eed_0003, 2, 5, 20, 80);
 }
 
 /// A write outside every IOMMU region is a card bug and must end the

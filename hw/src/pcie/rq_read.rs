@@ -113,10 +113,9 @@ pub struct RqReader {
     bank0: RAM<Bits<512>, 7>,
     bank1: RAM<Bits<512>, 7>,
     // ---- request entries ----
-    e_addr: [DFF<Bits<64>>; REQS],
-    e_len: [DFF<Bits<13>>; REQS],
-    e_tag: [DFF<Bits<8>>; REQS],
-    e_line: [DFF<Bits<8>>; REQS],
+    /// {core tag [92:85], first buffer line [84:77], length [76:64],
+    /// address [63:0]}.
+    e_req: [DFF<Bits<93>>; REQS],
     /// TLPs sent and not completed; all TLPs sent; a completion failed.
     e_count: [DFF<Bits<7>>; REQS],
     e_issued: [DFF<bool>; REQS],
@@ -194,17 +193,16 @@ pub struct RqReader {
     r_last: DFF<bool>,
     r_err: DFF<bool>,
 
-    // Locals: entry mux trees (by qi: pa, ta*; by qr: pb, tb*).
-    pa: [Signal<Local, Bits<85>>; REQS],
-    ta1: [Signal<Local, Bits<85>>; 8],
-    ta2: [Signal<Local, Bits<85>>; 4],
-    ta3: [Signal<Local, Bits<85>>; 2],
-    ta4: Signal<Local, Bits<85>>,
-    pb: [Signal<Local, Bits<36>>; REQS],
-    tb1: [Signal<Local, Bits<36>>; 8],
-    tb2: [Signal<Local, Bits<36>>; 4],
-    tb3: [Signal<Local, Bits<36>>; 2],
-    tb4: Signal<Local, Bits<36>>,
+    // Locals: entry mux trees (by qi: ta*; by qr: tb*).
+    new_req: Signal<Local, Bits<93>>,
+    ta1: [Signal<Local, Bits<93>>; 8],
+    ta2: [Signal<Local, Bits<93>>; 4],
+    ta3: [Signal<Local, Bits<93>>; 2],
+    ta4: Signal<Local, Bits<93>>,
+    tb1: [Signal<Local, Bits<93>>; 8],
+    tb2: [Signal<Local, Bits<93>>; 4],
+    tb3: [Signal<Local, Bits<93>>; 2],
+    tb4: Signal<Local, Bits<93>>,
     // Locals: ACCEPT.
     used_entries: Signal<Local, Bits<5>>,
     used_lines: Signal<Local, Bits<9>>,
@@ -303,10 +301,7 @@ impl Default for RqReader {
             tlps: Default::default(),
             bank0: Default::default(),
             bank1: Default::default(),
-            e_addr: Default::default(),
-            e_len: Default::default(),
-            e_tag: Default::default(),
-            e_line: Default::default(),
+            e_req: Default::default(),
             e_count: Default::default(),
             e_issued: Default::default(),
             e_err: Default::default(),
@@ -367,12 +362,11 @@ impl Default for RqReader {
             r_tag: Default::default(),
             r_last: Default::default(),
             r_err: Default::default(),
-            pa: Default::default(),
+            new_req: Default::default(),
             ta1: Default::default(),
             ta2: Default::default(),
             ta3: Default::default(),
             ta4: Default::default(),
-            pb: Default::default(),
             tb1: Default::default(),
             tb2: Default::default(),
             tb3: Default::default(),
@@ -505,14 +499,8 @@ impl Logic for RqReader {
             r_err
         );
         for i in 0..REQS {
-            self.e_addr[i].clock.next = self.clock.val();
-            self.e_addr[i].d.next = self.e_addr[i].q.val();
-            self.e_len[i].clock.next = self.clock.val();
-            self.e_len[i].d.next = self.e_len[i].q.val();
-            self.e_tag[i].clock.next = self.clock.val();
-            self.e_tag[i].d.next = self.e_tag[i].q.val();
-            self.e_line[i].clock.next = self.clock.val();
-            self.e_line[i].d.next = self.e_line[i].q.val();
+            self.e_req[i].clock.next = self.clock.val();
+            self.e_req[i].d.next = self.e_req[i].q.val();
             self.e_count[i].clock.next = self.clock.val();
             self.e_count[i].d.next = self.e_count[i].q.val();
             self.e_issued[i].clock.next = self.clock.val();
@@ -540,12 +528,13 @@ impl Logic for RqReader {
             self.qw.d.next = self.qw.q.val() + 1;
             self.bw.d.next = self.bw.q.val() + bit_cast::<9, 13>(self.need_lines.val());
         }
+        self.new_req.next = bit_cast::<93, 64>(self.s_req_addr.val())
+            | (bit_cast::<93, 13>(self.s_req_len.val().get_bits::<13>(0)) << 64)
+            | (bit_cast::<93, 8>(self.bw.q.val().get_bits::<8>(0)) << 77)
+            | (bit_cast::<93, 8>(self.s_req_tag.val()) << 85);
         for i in 0..REQS {
             if self.accept.val() & (self.qw.q.val().get_bits::<4>(0).index() == i) {
-                self.e_addr[i].d.next = self.s_req_addr.val();
-                self.e_len[i].d.next = self.s_req_len.val().get_bits::<13>(0);
-                self.e_tag[i].d.next = self.s_req_tag.val();
-                self.e_line[i].d.next = self.bw.q.val().get_bits::<8>(0);
+                self.e_req[i].d.next = self.new_req.val();
                 self.e_issued[i].d.next = false;
                 self.e_err[i].d.next = false;
             }
@@ -554,24 +543,14 @@ impl Logic for RqReader {
         // ================= SPLIT =================
         // The entries at qi and at qr, through balanced mux trees (a chain of
         // `if index == i` would be 15 muxes deep).
-        for i in 0..REQS {
-            self.pa[i].next = bit_cast::<85, 64>(self.e_addr[i].q.val())
-                | (bit_cast::<85, 13>(self.e_len[i].q.val()) << 64)
-                | (bit_cast::<85, 8>(self.e_line[i].q.val()) << 77);
-            self.pb[i].next = bit_cast::<36, 13>(self.e_len[i].q.val())
-                | (bit_cast::<36, 6>(self.e_addr[i].q.val().get_bits::<6>(0)) << 13)
-                | (bit_cast::<36, 8>(self.e_line[i].q.val()) << 19)
-                | (bit_cast::<36, 8>(self.e_tag[i].q.val()) << 27)
-                | (bit_cast::<36, 1>(self.e_err[i].q.val().into()) << 35);
-        }
         for j in 0..8 {
-            self.ta1[j].next = self.pa[2 * j].val();
+            self.ta1[j].next = self.e_req[2 * j].q.val();
             if self.qi.q.val().get_bit(0) {
-                self.ta1[j].next = self.pa[2 * j + 1].val();
+                self.ta1[j].next = self.e_req[2 * j + 1].q.val();
             }
-            self.tb1[j].next = self.pb[2 * j].val();
+            self.tb1[j].next = self.e_req[2 * j].q.val();
             if self.qr.q.val().get_bit(0) {
-                self.tb1[j].next = self.pb[2 * j + 1].val();
+                self.tb1[j].next = self.e_req[2 * j + 1].q.val();
             }
         }
         for j in 0..4 {
@@ -839,11 +818,16 @@ impl Logic for RqReader {
                 self.head_ready.next = true;
             }
         }
-        self.q_len.next = self.tb4.val().get_bits::<13>(0);
-        self.q_addr6.next = self.tb4.val().get_bits::<6>(13);
-        self.q_line.next = self.tb4.val().get_bits::<8>(19);
-        self.q_tag.next = self.tb4.val().get_bits::<8>(27);
-        self.q_err.next = self.tb4.val().get_bit(35);
+        self.q_len.next = self.tb4.val().get_bits::<13>(64);
+        self.q_addr6.next = self.tb4.val().get_bits::<6>(0);
+        self.q_line.next = self.tb4.val().get_bits::<8>(77);
+        self.q_tag.next = self.tb4.val().get_bits::<8>(85);
+        self.q_err.next = false;
+        for i in 0..REQS {
+            if (self.qr.q.val().get_bits::<4>(0).index() == i) & self.e_err[i].q.val() {
+                self.q_err.next = true;
+            }
+        }
         if !self.d_active.q.val() & self.head_ready.val() {
             self.d_active.d.next = true;
             self.d_k.d.next = 0.into();
