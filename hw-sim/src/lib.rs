@@ -6,7 +6,10 @@
 //! input, one getter per port), [`Sim`], which clocks a model and writes VCD
 //! waveforms on request, the host's view of the core ([`csr`]), and the host
 //! side of the card's DMA: sparse host memory behind IOMMU-style regions
-//! ([`host_memory`]) and the PCIe link's latency and bandwidth ([`pcie`]).
+//! ([`host_memory`]) and the PCIe link's latency and bandwidth ([`pcie`]);
+//! the host behind the PCIe hard block at TLP level: BAR requests
+//! ([`tlp`]) and the root complex that serves the card's DMA TLPs
+//! ([`root_complex`]).
 //!
 //! Must not know about: Homa's protocol, the driver or the host library: it
 //! offers the card's wires, nothing above them.
@@ -24,6 +27,7 @@ pub mod flash_chip;
 pub mod host_memory;
 pub mod network;
 pub mod pcie;
+pub mod root_complex;
 pub mod tlp;
 pub mod udp_wire;
 
@@ -41,6 +45,7 @@ pub mod models {
 pub use models::grant_scheduler::GrantScheduler;
 pub use models::homa_core::HomaCore;
 pub use models::pcie_completer::PcieCompleter;
+pub use models::pcie_requester::PcieRequester;
 pub use models::rpc_table::RpcTable;
 pub use models::rx_fifo::RxFifo;
 pub use models::rx_parser::RxParser;

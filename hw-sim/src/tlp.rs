@@ -4,10 +4,10 @@
 //! completer-completion (CC) beats the card answers with, parsed back. 512-bit
 //! interface, Dword-aligned, straddle off.
 //!
-//! So far the completer side only (BAR reads and writes). The requester side
-//! (RQ/RC: the card's DMA, the root complex's memory, IOMMU, reordering, tags
-//! and latencies) is not modelled here yet; `pcie.rs` still serves the core's
-//! idealised DMA ports.
+//! The completer side only (BAR reads and writes). The requester side (RQ/RC:
+//! the card's DMA into the host's memory) is `root_complex.rs`; `pcie.rs`
+//! still serves the core's idealised DMA ports, which the simulated card
+//! uses.
 
 /// Memory read and memory write request types (descriptor bits 78:75).
 pub const REQ_MEM_READ: u8 = 0b0000;

@@ -96,6 +96,7 @@ pub fn designs() -> Vec<Design> {
         core_design(&CoreConfig::default()),
         Design::generate("rpc_table", rx::rpc_table::RpcTable::default()),
         Design::generate("pcie_completer", pcie::completer::PcieCompleter::default()),
+        Design::generate("pcie_requester", pcie::requester::PcieRequester::default()),
         Design::generate("rx_parser", rx::parser::RxParser::default()),
         Design::generate("tx_header", tx::header::TxHeaderBuilder::default()),
         Design::generate("tx_framer", tx::framer::TxFramer::default()),

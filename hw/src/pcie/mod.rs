@@ -7,8 +7,11 @@
 //! on the core's own ports, and hw-sim must simulate the whole card through
 //! it; the board crate keeps what differs per board.
 //!
-//! So far: `completer` (BAR reads and writes: CQ to the CSR port, CC back).
-//! Not yet: the requester side (the core's DMA ports to RQ, completions on RC
-//! reassembled by tag) and MSI-X.
+//! `completer`: BAR reads and writes, CQ to the CSR port, CC back.
+//! `requester`: the core's DMA ports to RQ, completions on RC reassembled by
+//! tag (`rq_write`, `rq_read`). Not yet: MSI-X.
 
 pub mod completer;
+pub mod requester;
+pub mod rq_read;
+pub mod rq_write;
