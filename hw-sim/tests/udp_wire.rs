@@ -129,3 +129,47 @@ fn a_peer_on_udp_gets_arp_replies_and_data_and_its_junk_is_counted() {
         .csr_read(rx_counters::BASE + rx_counters::FIRST_COUNTER + 4 * RxVerdict::NotIpv4 as u32);
     assert_eq!(not_ipv4, 2);
 }
+
+/// A burst from the far end (a Linux sender's grant's worth of DATA comes
+/// as one) reaches the card at the link's rate, as a 100 Gb/s MAC would
+/// hand it over, not all at once: each 1514-byte frame about 31 cycles
+/// (1538 bytes on the wire at 400 bits per cycle) after the one before.
+#[test]
+fn a_burst_on_the_udp_wire_reaches_the_card_at_link_rate() {
+    use homa_hw_sim::network::SimNetwork;
+    let (card_end, mut peer) = wire_pair();
+    let mut network = SimNetwork::on_udp_wire("udp_wire_burst", card_end, Default::default());
+    network.log_frames(true);
+    // Not Homa (an IPv6 ethertype), so the parser drops each at once and
+    // only the link's pacing spaces them.
+    let mut frame = vec![0u8; 1514];
+    frame[..6].copy_from_slice(&CARD_MAC);
+    frame[6..12].copy_from_slice(&PEER_MAC.0);
+    frame[12] = 0x86;
+    frame[13] = 0xdd;
+    const BURST: usize = 30;
+    for _ in 0..BURST {
+        peer.send(&frame).unwrap();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    network.run(BURST as u64 * 40 + 100);
+    let arrivals: Vec<u64> = network
+        .take_frame_log()
+        .iter()
+        .filter(|e| e.received)
+        .map(|e| e.cycle)
+        .collect();
+    assert_eq!(arrivals.len(), BURST, "every frame of the burst arrives");
+    let wire_cycles = (8 * (1514 + 24) as u64).div_ceil(400);
+    for pair in arrivals.windows(2) {
+        assert!(
+            pair[1] - pair[0] >= wire_cycles,
+            "frames {} cycles apart, under the {wire_cycles} of a 100 Gb/s link: {arrivals:?}",
+            pair[1] - pair[0]
+        );
+    }
+    let not_ipv4 = network.access(0, |card| {
+        card.csr_read(rx_counters::BASE + rx_counters::FIRST_COUNTER + 4 * RxVerdict::NotIpv4 as u32)
+    });
+    assert_eq!(not_ipv4 as usize, BURST);
+}
