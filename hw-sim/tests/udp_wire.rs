@@ -169,7 +169,9 @@ fn a_burst_on_the_udp_wire_reaches_the_card_at_link_rate() {
         );
     }
     let not_ipv4 = network.access(0, |card| {
-        card.csr_read(rx_counters::BASE + rx_counters::FIRST_COUNTER + 4 * RxVerdict::NotIpv4 as u32)
+        card.csr_read(
+            rx_counters::BASE + rx_counters::FIRST_COUNTER + 4 * RxVerdict::NotIpv4 as u32,
+        )
     });
     assert_eq!(not_ipv4 as usize, BURST);
 }
