@@ -175,3 +175,31 @@ fn a_burst_on_the_udp_wire_reaches_the_card_at_link_rate() {
     });
     assert_eq!(not_ipv4 as usize, BURST);
 }
+
+/// A burst larger than Linux's default socket buffer (208 KiB) waits in the
+/// card end's socket whole: 300 full frames (454 KB) sent before the card
+/// reads any all arrive. With the default buffer about 90 of them fit and
+/// the kernel drops the rest (RcvbufErrors).
+#[test]
+fn a_burst_larger_than_the_default_socket_buffer_waits_whole() {
+    const BURST: usize = 300;
+    let rmem_max: usize = std::fs::read_to_string("/proc/sys/net/core/rmem_max")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0);
+    if rmem_max < homa_hw_sim::udp_wire::RECV_BUFFER_BYTES {
+        eprintln!("SKIPPED: net.core.rmem_max is {rmem_max}, under the wire's receive buffer");
+        return;
+    }
+    let (mut card_end, mut peer) = wire_pair();
+    let frame = vec![0x5a; 1514];
+    for _ in 0..BURST {
+        peer.send(&frame).unwrap();
+    }
+    let got = collect(&mut card_end, BURST);
+    assert_eq!(
+        got.len(),
+        BURST,
+        "frames lost in the card end's socket buffer"
+    );
+}
