@@ -303,7 +303,7 @@ fn note(line: &str) {
 #[test]
 fn kernel_homa_in_a_vm_and_the_card_exchange_megabyte_rpcs_with_grants() {
     if std::env::var("HOMA_VM_TEST").as_deref() != Ok("1") {
-        return skip("it is opt-in (minutes of TCG guest and simulated card, too long for `make test`): HOMA_VM_TEST=1 runs it");
+        return skip("it is opt-in (about 16 s itself, but it needs the release card, a release build of the workspace, and 120 MB of Debian packages: too much for `make test`): HOMA_VM_TEST=1 runs it");
     }
     let Some(qemu) = vm::find_qemu() else {
         return skip("qemu-system-x86_64 is not installed");
