@@ -2,6 +2,7 @@
 #   make demo   the main job (runs in release)
 #   make test   the whole test suite (debug build), the VFIO VM test and the Python binding's pytest included
 #   make vfio-test  only the VFIO VM test (the driver's VFIO backend against QEMU's edu in a guest)
+#   make homa-vm-test  the kernel-Homa VM test (HomaModule in a guest and the card on a UDP wire; opt-in)
 # Both install what is missing first (`make deps`).
 
 CARGO ?= cargo
@@ -11,6 +12,7 @@ PYTHON ?= python3
 PY_VENV := target/python-venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
+.PHONY: homa-vm-deps homa-vm-test
 .PHONY: deps vfio-deps python-deps python-test demo test vfio-test verilog lint synth synth-deps clean
 
 deps:
@@ -61,6 +63,20 @@ vfio-deps:
 
 vfio-test: deps vfio-deps
 	$(CARGO) test -p homa-testbench --test vfio_vm -- --nocapture
+
+# The kernel-Homa VM test (testbench/tests/homa_vm.rs; docs/udp-wire.md): Debian's 6.12
+# kernel (bookworm-backports, downloaded and unpacked, not installed) and HomaModule built
+# against it into $(HOMA_VM_DIR) by fetch-homa.sh (HOMA_MODULE_REPO=a local clone where
+# GitHub is out of reach); the card is the release build. Opt-in: it takes minutes, not
+# seconds (see the test's output), so `make test` does not run it.
+HOMA_VM_DIR := target/homa-vm
+
+homa-vm-deps: vfio-deps
+	@testbench/vm/fetch-homa.sh $(HOMA_VM_DIR) || echo "homa-vm-deps: no HomaModule guest: the kernel-Homa VM test will skip"
+
+homa-vm-test: deps homa-vm-deps
+	$(CARGO) build --release --bin homa-nic
+	HOMA_VM_TEST=1 $(CARGO) test -p homa-testbench --test homa_vm -- --nocapture
 
 verilog: deps
 	$(CARGO) run --quiet -- verilog --out out/verilog

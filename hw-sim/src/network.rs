@@ -31,8 +31,13 @@
 //!   with the cycle their last beat left times 4 ns (250 MHz).
 //! - A real wire ([`SimNetwork::on_udp_wire`]): one card whose port is a
 //!   [`UdpWire`] (one frame per datagram, QEMU's `-netdev dgram`) instead of
-//!   a cable. Every `UDP_POLL_CYCLES` cycles the socket is drained into the
-//!   card's RX port; what the card transmits is sent at once. The far end
+//!   a cable. Every `UDP_POLL_CYCLES` cycles the socket is drained; the
+//!   frames then reach the card's RX port no faster than a
+//!   `DEFAULT_LINK_GBPS` link carries them (each after its serialization
+//!   time, back to back), as a real MAC would hand them over: a Linux peer
+//!   sends a grant's worth of DATA in one burst, and handing the burst over
+//!   at once (one beat per cycle, 128 Gb/s) overflowed the card's RX FIFO,
+//!   which a 100 Gb/s link cannot do. What the card transmits is sent at once. The far end
 //!   runs on its own clock (another process, a VM, a Linux host), so there
 //!   is no cable delay to model: the wire's latency is whatever loopback or
 //!   the kernel gives. Frames received from the wire are captured too,
@@ -56,7 +61,7 @@ use std::time::Duration;
 
 use homa_wire::pcap::{FrameWriter, PcapError};
 
-use crate::cable::{Cable, CableFaults, FaultCounts};
+use crate::cable::{Cable, CableFaults, FaultCounts, FRAMING_BYTES};
 use crate::card::Card;
 use crate::pcie::PcieConfig;
 use crate::udp_wire::{UdpWire, UdpWireStats};
@@ -137,6 +142,10 @@ pub struct SimNetwork {
     last_frame_cycle: u64,
     /// Threads [`SimNetwork::run`] may step the cards on (1: this one).
     threads: usize,
+    /// On a UDP wire: frames read from the socket, each with the cycle it
+    /// has fully crossed the (modelled) link, and when the link is next free.
+    udp_arrivals: std::collections::VecDeque<(u64, Vec<u8>)>,
+    udp_link_free_at: u64,
 }
 
 impl SimNetwork {
@@ -216,6 +225,8 @@ impl SimNetwork {
             log: None,
             last_frame_cycle: 0,
             threads: 1,
+            udp_arrivals: Default::default(),
+            udp_link_free_at: 0,
         }
     }
 
@@ -231,6 +242,8 @@ impl SimNetwork {
             log: None,
             last_frame_cycle: 0,
             threads: 1,
+            udp_arrivals: Default::default(),
+            udp_link_free_at: 0,
         }
     }
 
@@ -586,17 +599,31 @@ impl SimNetwork {
         };
         match &mut self.links {
             Links::Udp(wire) => {
-                if skip == Some(0) || !now.is_multiple_of(UDP_POLL_CYCLES) {
+                if skip == Some(0) {
                     return;
                 }
-                let frames = wire.receive().unwrap_or_else(|e| {
-                    tracing::warn!("{e}");
-                    Vec::new()
-                });
-                for frame in frames {
+                if now.is_multiple_of(UDP_POLL_CYCLES) {
+                    let frames = wire.receive().unwrap_or_else(|e| {
+                        tracing::warn!("{e}");
+                        Vec::new()
+                    });
+                    for frame in frames {
+                        let start = now.max(self.udp_link_free_at);
+                        let bits = 8 * (frame.len() as u64 + FRAMING_BYTES);
+                        let done = start + bits.div_ceil(DEFAULT_LINK_GBPS * 4);
+                        self.udp_link_free_at = done;
+                        self.udp_arrivals.push_back((done, frame));
+                    }
+                }
+                while self.udp_arrivals.front().is_some_and(|&(at, _)| at <= now) {
+                    let (_, frame) = self.udp_arrivals.pop_front().unwrap();
                     capture(&mut self.capture, &mut self.capture_error, now, &frame);
                     self.last_frame_cycle = now;
                     to_card(0, frame);
+                }
+                if !self.udp_arrivals.is_empty() {
+                    // Frames still on the link keep the card awake.
+                    self.last_frame_cycle = now;
                 }
             }
             links => Self::deliver_links(links, cards.len(), now, skip, &mut to_card),

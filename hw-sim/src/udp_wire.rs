@@ -7,6 +7,12 @@
 //! or with another simulated card in another process.
 //!
 //! The socket is non-blocking: the card's clock never waits for the network.
+//! Its receive buffer is made as large as the host allows (`RECV_BUFFER_BYTES`,
+//! capped by net.core.rmem_max): a Linux peer sends a grant's worth of DATA
+//! (200 KB and more) in one burst, faster than a simulated card drains the
+//! socket, and with the default 208 KiB the kernel dropped 19 of its frames
+//! (observed: the host's RcvbufErrors), which a card without RESEND never
+//! recovers.
 //! A datagram that is not a plausible Ethernet frame (shorter than a header,
 //! longer than a jumbo frame) is dropped and counted; the card's parser deals
 //! with everything else.
@@ -23,6 +29,9 @@ use std::time::Duration;
 pub const MIN_FRAME_BYTES: usize = 14;
 /// Longest: a 9000-byte jumbo frame with its Ethernet header.
 pub const MAX_FRAME_BYTES: usize = 9014;
+/// The socket receive buffer asked for: about 1,300 full frames waiting
+/// (the kernel counts about 3 KiB per queued datagram).
+pub const RECV_BUFFER_BYTES: usize = 4 << 20;
 
 /// Why the wire could not be set up or used.
 #[derive(Debug, thiserror::Error)]
@@ -74,6 +83,7 @@ impl UdpWire {
         let local = socket
             .local_addr()
             .map_err(|source| UdpWireError::Bind { local, source })?;
+        grow_receive_buffer(&socket);
         socket
             .set_nonblocking(true)
             .map_err(|source| UdpWireError::Io {
@@ -203,5 +213,29 @@ impl UdpWire {
                 }
             }
         }
+    }
+}
+
+/// Asks for a `RECV_BUFFER_BYTES` receive buffer; the kernel caps it at
+/// net.core.rmem_max, and a smaller one only makes losses under load likelier,
+/// so a refusal is logged, not an error.
+fn grow_receive_buffer(socket: &UdpSocket) {
+    use std::os::fd::AsRawFd;
+    let bytes = RECV_BUFFER_BYTES as libc::c_int;
+    // SAFETY: a plain setsockopt on our socket with an int argument.
+    let r = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            &bytes as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        tracing::warn!(
+            "UDP wire: SO_RCVBUF {bytes}: {}",
+            std::io::Error::last_os_error()
+        );
     }
 }

@@ -170,3 +170,77 @@ fn receive_loss_drops_its_fraction_counted_and_repeatably() {
     assert_eq!(lost_with(9), (lost, ids.clone()), "the same seed");
     assert_ne!(lost_with(10).1, ids, "another seed");
 }
+
+/// A burst from the far end (a Linux sender's grant's worth of DATA comes
+/// as one) reaches the card at the link's rate, as a 100 Gb/s MAC would
+/// hand it over, not all at once: each 1514-byte frame about 31 cycles
+/// (1538 bytes on the wire at 400 bits per cycle) after the one before.
+#[test]
+fn a_burst_on_the_udp_wire_reaches_the_card_at_link_rate() {
+    use homa_hw_sim::network::SimNetwork;
+    let (card_end, mut peer) = wire_pair();
+    let mut network = SimNetwork::on_udp_wire("udp_wire_burst", card_end, Default::default());
+    network.log_frames(true);
+    // Not Homa (an IPv6 ethertype), so the parser drops each at once and
+    // only the link's pacing spaces them.
+    let mut frame = vec![0u8; 1514];
+    frame[..6].copy_from_slice(&CARD_MAC);
+    frame[6..12].copy_from_slice(&PEER_MAC.0);
+    frame[12] = 0x86;
+    frame[13] = 0xdd;
+    const BURST: usize = 30;
+    for _ in 0..BURST {
+        peer.send(&frame).unwrap();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    network.run(BURST as u64 * 40 + 100);
+    let arrivals: Vec<u64> = network
+        .take_frame_log()
+        .iter()
+        .filter(|e| e.received)
+        .map(|e| e.cycle)
+        .collect();
+    assert_eq!(arrivals.len(), BURST, "every frame of the burst arrives");
+    let wire_cycles = (8 * (1514 + 24) as u64).div_ceil(400);
+    for pair in arrivals.windows(2) {
+        assert!(
+            pair[1] - pair[0] >= wire_cycles,
+            "frames {} cycles apart, under the {wire_cycles} of a 100 Gb/s link: {arrivals:?}",
+            pair[1] - pair[0]
+        );
+    }
+    let not_ipv4 = network.access(0, |card| {
+        card.csr_read(
+            rx_counters::BASE + rx_counters::FIRST_COUNTER + 4 * RxVerdict::NotIpv4 as u32,
+        )
+    });
+    assert_eq!(not_ipv4 as usize, BURST);
+}
+
+/// A burst larger than Linux's default socket buffer (208 KiB) waits in the
+/// card end's socket whole: 300 full frames (454 KB) sent before the card
+/// reads any all arrive. With the default buffer about 90 of them fit and
+/// the kernel drops the rest (RcvbufErrors).
+#[test]
+fn a_burst_larger_than_the_default_socket_buffer_waits_whole() {
+    const BURST: usize = 300;
+    let rmem_max: usize = std::fs::read_to_string("/proc/sys/net/core/rmem_max")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0);
+    if rmem_max < homa_hw_sim::udp_wire::RECV_BUFFER_BYTES {
+        eprintln!("SKIPPED: net.core.rmem_max is {rmem_max}, under the wire's receive buffer");
+        return;
+    }
+    let (mut card_end, mut peer) = wire_pair();
+    let frame = vec![0x5a; 1514];
+    for _ in 0..BURST {
+        peer.send(&frame).unwrap();
+    }
+    let got = collect(&mut card_end, BURST);
+    assert_eq!(
+        got.len(),
+        BURST,
+        "frames lost in the card end's socket buffer"
+    );
+}

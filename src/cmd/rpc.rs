@@ -142,8 +142,18 @@ pub fn run(args: &RpcArgs) -> anyhow::Result<()> {
         }
         rpcs.push(rpc);
     }
-    // Dropping the endpoint lets the card finish sending.
-    drop(endpoint);
+    if failure.is_some() {
+        // The card may be stuck mid-message: do not wait for it (dropping
+        // the endpoint would); say what its RX path counted instead.
+        std::mem::forget(endpoint);
+        eprintln!(
+            "card RX path: {}",
+            serde_json::Value::from(card.rx_path_counters())
+        );
+    } else {
+        // Dropping the endpoint lets the card finish sending.
+        drop(endpoint);
+    }
     card.finish()?;
     let mismatches = rpcs.iter().filter(|r| !r.ok).count();
     let lost = card.network().udp_stats().map_or(0, |s| s.frames_lost);
@@ -170,6 +180,7 @@ pub fn run(args: &RpcArgs) -> anyhow::Result<()> {
                 "frames_lost_on_receive": lost,
                 "error": failure,
                 "results": list,
+                "rx_path": card.rx_path_counters(),
             })
         );
     }

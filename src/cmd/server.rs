@@ -1,11 +1,15 @@
 //! `homa-nic server`: an echo server on one simulated card whose Ethernet
 //! port is a UDP wire. Every request is answered with its own bytes. Runs
 //! until killed, or until it has answered `--max-rpcs` requests (then it lets
-//! the card finish sending, flushes the capture and exits).
+//! the card finish sending, flushes the capture and exits). SIGINT or SIGTERM
+//! stop it at once with the same summary (counters included), so a stalled
+//! transfer can be stopped and still explained.
 //!
 //! The card runs as fast as Verilator allows while frames come and go; once
 //! nothing has moved for a while it sleeps until a datagram arrives (see
 //! `wire::IDLE_WAIT`), so an idle server does not spin a core.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Args;
 use homa_host::{Endpoint, Error, Request};
@@ -27,7 +31,20 @@ pub struct ServerArgs {
     pub json: bool,
 }
 
+/// Set by SIGINT/SIGTERM: stop serving and print the summary.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
 pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        let handler = on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::signal(libc::SIGINT, handler);
+        libc::signal(libc::SIGTERM, handler);
+    }
     let card = args.wire.open("server")?;
     let mut endpoint = Endpoint::open(&card.nic, args.port)?;
     tracing::info!(
@@ -45,7 +62,7 @@ pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
     }
     let mut served = 0u64;
     let mut bytes = 0u64;
-    while args.max_rpcs.is_none_or(|max| served < max) {
+    while args.max_rpcs.is_none_or(|max| served < max) && !STOP.load(Ordering::Relaxed) {
         match endpoint.try_recv_request()? {
             Some(request) => {
                 bytes += request.message().len() as u64;
@@ -55,8 +72,15 @@ pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
             None => card.wait(),
         }
     }
-    // Dropping the endpoint waits for the card to send the last responses.
-    drop(endpoint);
+    let stopped = STOP.load(Ordering::Relaxed);
+    if stopped {
+        // Stopped by a signal: the card may be stuck mid-message, so do not
+        // wait for it to finish sending (dropping the endpoint would).
+        std::mem::forget(endpoint);
+    } else {
+        // Dropping the endpoint waits for the card to send the last responses.
+        drop(endpoint);
+    }
     card.finish()?;
     let stats = card.network().udp_stats().cloned().unwrap_or_default();
     let verdicts = card.rx_verdicts()?;
@@ -73,6 +97,8 @@ pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
                 "foreign_datagrams": stats.foreign_datagrams,
                 "frames_lost": stats.frames_lost,
                 "rx_verdicts": verdicts,
+                "rx_path": card.rx_path_counters(),
+                "stopped_by_signal": stopped,
             })
         );
     } else {
@@ -91,6 +117,10 @@ pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
         println!(
             "card RX frames by parser verdict: {}",
             serde_json::Value::from(verdicts)
+        );
+        println!(
+            "card RX path: {}",
+            serde_json::Value::from(card.rx_path_counters())
         );
     }
     Ok(())

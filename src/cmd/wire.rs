@@ -189,6 +189,39 @@ impl Card {
             .collect())
     }
 
+    /// The RX path's own counters that are not zero (FIFO overflows, RX
+    /// engine drops by reason, duplicates, control packets served): where
+    /// frames the parser accepted went. Read from the card's registers.
+    pub fn rx_path_counters(&self) -> serde_json::Map<String, serde_json::Value> {
+        use homa_hw::regmap::rx_counters as rc;
+        let names: [(&str, u32); 17] = [
+            ("fifo_overflows", rc::FIFO_OVERFLOWS),
+            ("messages_delivered", rc::MESSAGES_DELIVERED),
+            ("drop_control", rc::DROP_CONTROL),
+            ("drop_no_endpoint", rc::DROP_NO_ENDPOINT),
+            ("drop_rpc_full", rc::DROP_RPC_FULL),
+            ("drop_no_bpage", rc::DROP_NO_BPAGE),
+            ("drop_too_big", rc::DROP_TOO_BIG),
+            ("arp_replies", rc::ARP_REPLIES),
+            ("duplicates", rc::DUPLICATES),
+            ("drop_bad_range", rc::DROP_BAD_RANGE),
+            ("grants_received", rc::GRANTS_RECEIVED),
+            ("cutoffs_received", rc::CUTOFFS_RECEIVED),
+            ("grants_unknown", rc::GRANTS_UNKNOWN),
+            ("grants_dropped", rc::GRANTS_DROPPED),
+            ("need_acks_received", rc::NEED_ACKS_RECEIVED),
+            ("acks_sent", rc::ACKS_SENT),
+            ("acks_dropped", rc::ACKS_DROPPED),
+        ];
+        let mut network = self.network();
+        names
+            .iter()
+            .map(|&(name, offset)| (name, network.access(0, |c| c.csr_read(rc::BASE + offset))))
+            .filter(|&(_, n)| n > 0)
+            .map(|(name, n)| (name.to_string(), n.into()))
+            .collect()
+    }
+
     /// Stops the capture, flushing it.
     pub fn finish(&self) -> anyhow::Result<()> {
         self.network()

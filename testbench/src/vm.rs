@@ -299,6 +299,24 @@ pub fn build_initramfs(
     busybox: &Path,
     program: &Path,
 ) -> Result<Vec<u8>, VmError> {
+    let name = program.file_name().unwrap().to_string_lossy().into_owned();
+    build_custom_initramfs(
+        busybox,
+        &kernel.modules,
+        &[program.to_path_buf()],
+        &init_script(&kernel.modules, &format!("/bin/{name}")),
+    )
+}
+
+/// An initramfs with busybox (its applets installed by `init`'s first line,
+/// see `init_script`), `modules` at /lib/modules/NAME, each of `programs` at
+/// /bin/NAME with the shared libraries it needs, and `init` as /init.
+pub fn build_custom_initramfs(
+    busybox: &Path,
+    modules: &[PathBuf],
+    programs: &[PathBuf],
+    init: &str,
+) -> Result<Vec<u8>, VmError> {
     let mut cpio = Cpio::default();
     for dir in ["dev", "proc", "sys", "run", "tmp", "lib/modules"] {
         cpio.dir(dir);
@@ -309,7 +327,7 @@ pub fn build_initramfs(
         0o755,
         &std::fs::read(busybox).map_err(io_error(busybox))?,
     );
-    for m in &kernel.modules {
+    for m in modules {
         let name = m.file_name().unwrap().to_string_lossy();
         cpio.file(
             &format!("lib/modules/{name}"),
@@ -317,9 +335,13 @@ pub fn build_initramfs(
             &std::fs::read(m).map_err(io_error(m))?,
         );
     }
-    let name = program.file_name().unwrap().to_string_lossy().into_owned();
-    cpio.file(&format!("bin/{name}"), 0o755, &stripped(program)?);
-    for lib in shared_libraries(program)? {
+    let mut libs = BTreeSet::new();
+    for program in programs {
+        let name = program.file_name().unwrap().to_string_lossy().into_owned();
+        cpio.file(&format!("bin/{name}"), 0o755, &stripped(program)?);
+        libs.extend(shared_libraries(program)?);
+    }
+    for lib in libs {
         let canonical = lib.canonicalize().map_err(io_error(&lib))?;
         cpio.file(
             &lib.to_string_lossy(),
@@ -327,11 +349,7 @@ pub fn build_initramfs(
             &std::fs::read(&canonical).map_err(io_error(&canonical))?,
         );
     }
-    cpio.file(
-        "init",
-        0o755,
-        init_script(&kernel.modules, &format!("/bin/{name}")).as_bytes(),
-    );
+    cpio.file("init", 0o755, init.as_bytes());
     Ok(cpio.finish())
 }
 
@@ -411,6 +429,152 @@ pub fn run_qemu(
     let wall = start.elapsed();
     let console = reader.join().unwrap_or_default();
     Ok(VmRun { console, wall })
+}
+
+/// A VM whose console is read while it runs, for tests that act on what the
+/// guest prints (start a peer when the guest says it is ready).
+pub struct VmSession {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    /// Every console line so far.
+    console: Vec<String>,
+    start: Instant,
+}
+
+impl VmSession {
+    /// Starts `qemu` with `args` (machine, devices, `-kernel`, `-initrd`,
+    /// `-append`: all of it but the console, which goes to a pipe).
+    pub fn spawn(qemu: &Path, args: &[String]) -> Result<Self, VmError> {
+        let start = Instant::now();
+        let mut child = Command::new(qemu)
+            .args([
+                "-nodefaults",
+                "-display",
+                "none",
+                "-serial",
+                "stdio",
+                "-no-reboot",
+            ])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| VmError::Spawn {
+                program: qemu.display().to_string(),
+                source,
+            })?;
+        let (tx, lines) = std::sync::mpsc::channel();
+        let out = child.stdout.take().expect("piped");
+        let err = child.stderr.take().expect("piped");
+        for stream in [Box::new(out) as Box<dyn Read + Send>, Box::new(err)] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                use std::io::BufRead;
+                for line in std::io::BufReader::new(stream).split(b'\n') {
+                    let Ok(line) = line else { break };
+                    let text = String::from_utf8_lossy(&line)
+                        .trim_end_matches('\r')
+                        .to_string();
+                    if tx.send(text).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        Ok(VmSession {
+            child,
+            lines,
+            console: Vec::new(),
+            start,
+        })
+    }
+
+    /// The console so far, one string.
+    pub fn console(&self) -> String {
+        self.console.join("\n")
+    }
+
+    /// Since QEMU started.
+    pub fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    /// Waits for the first console line (from now on) for which `wanted`
+    /// holds, and returns it; every line read is kept in the console. Gives
+    /// up after `timeout`, or when the guest stops (its console closes).
+    pub fn wait_for(
+        &mut self,
+        wanted: impl Fn(&str) -> bool,
+        timeout: Duration,
+    ) -> Result<String, VmError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let hit = wanted(&line);
+                    self.console.push(line.clone());
+                    if hit {
+                        return Ok(line);
+                    }
+                }
+                Err(_) => {
+                    return Err(VmError::Timeout {
+                        timeout_s: timeout.as_secs(),
+                        console: self.console(),
+                    })
+                }
+            }
+        }
+    }
+
+    /// Waits for the guest to power off (at most `timeout`, then kills it)
+    /// and returns its whole console.
+    pub fn finish(mut self, timeout: Duration) -> Result<VmRun, VmError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(_)) => break,
+                Ok(None) if Instant::now() > deadline => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    while let Ok(line) = self.lines.recv_timeout(Duration::from_millis(200)) {
+                        self.console.push(line);
+                    }
+                    return Err(VmError::Timeout {
+                        timeout_s: timeout.as_secs(),
+                        console: self.console(),
+                    });
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+                Err(source) => {
+                    return Err(VmError::Spawn {
+                        program: "qemu".into(),
+                        source,
+                    })
+                }
+            }
+        }
+        // The readers end when QEMU's pipes close.
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
+            self.console.push(line);
+        }
+        Ok(VmRun {
+            console: self.console(),
+            wall: self.start.elapsed(),
+        })
+    }
+}
+
+impl Drop for VmSession {
+    /// A session dropped on a failed assertion takes its QEMU with it.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
 }
 
 #[cfg(test)]
