@@ -12,10 +12,6 @@
 //! registered counts), so a pop never reads an entry in the cycle it is
 //! written (the RAM would return the old one). Pushes into a full ring are
 //! dropped and counted: the host gave back more pages than it handed out.
-//!
-//! A push is registered on its way in (`pq_*`) and takes effect one cycle
-//! after the CSR write: the CSR decode in front of it and the ring's
-//! full check behind it made 10 LUT levels in one cycle.
 
 use rust_hdl::prelude::*;
 
@@ -52,10 +48,6 @@ pub struct BpagePool {
     pub overflows: Signal<Out, Bits<32>>,
 
     ram: RAM<Bits<16>, 12>,
-    /// The push, registered.
-    pq_valid: DFF<bool>,
-    pq_endpoint: DFF<Bits<2>>,
-    pq_index: DFF<Bits<16>>,
     head: [DFF<Bits<11>>; ENDPOINTS],
     tail: [DFF<Bits<11>>; ENDPOINTS],
     /// `tail - head` as of the previous cycle.
@@ -88,9 +80,6 @@ impl Default for BpagePool {
             free: Default::default(),
             overflows: Default::default(),
             ram: Default::default(),
-            pq_valid: Default::default(),
-            pq_endpoint: Default::default(),
-            pq_index: Default::default(),
             head: Default::default(),
             tail: Default::default(),
             count: Default::default(),
@@ -107,10 +96,7 @@ impl Default for BpagePool {
 impl Logic for BpagePool {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, overflow_count, pq_valid, pq_endpoint, pq_index);
-        self.pq_valid.d.next = self.push_valid.val() & !self.reset.val();
-        self.pq_endpoint.d.next = self.push_endpoint.val();
-        self.pq_index.d.next = self.push_index.val();
+        dff_setup!(self, clock, overflow_count);
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
         self.sel_head.next = 0.into();
@@ -129,7 +115,7 @@ impl Logic for BpagePool {
                 self.sel_head.next = self.head[e].q.val();
                 self.sel_count.next = self.count[e].q.val();
             }
-            if self.pq_endpoint.q.val().index() == e {
+            if self.push_endpoint.val().index() == e {
                 self.push_tail.next = self.tail[e].q.val();
                 self.push_count.next = self.tail[e].q.val() - self.head[e].q.val();
             }
@@ -140,11 +126,11 @@ impl Logic for BpagePool {
         self.head_index.next = self.ram.read_data.val();
         self.head_valid.next = self.sel_count.val() != 0;
 
-        self.ram.write_address.next = (bit_cast::<12, 2>(self.pq_endpoint.q.val()) << 10)
+        self.ram.write_address.next = (bit_cast::<12, 2>(self.push_endpoint.val()) << 10)
             | bit_cast::<12, 10>(self.push_tail.val().get_bits::<10>(0));
-        self.ram.write_data.next = self.pq_index.q.val();
+        self.ram.write_data.next = self.push_index.val();
         self.ram.write_enable.next = false;
-        if self.pq_valid.q.val() {
+        if self.push_valid.val() {
             if self.push_count.val() < self.slots.val() {
                 self.ram.write_enable.next = true;
             } else {
@@ -152,9 +138,9 @@ impl Logic for BpagePool {
             }
         }
         for e in 0..ENDPOINTS {
-            if self.pq_valid.q.val()
+            if self.push_valid.val()
                 & (self.push_count.val() < self.slots.val())
-                & (self.pq_endpoint.q.val().index() == e)
+                & (self.push_endpoint.val().index() == e)
             {
                 self.tail[e].d.next = self.tail[e].q.val() + 1;
             }
