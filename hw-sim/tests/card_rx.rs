@@ -303,9 +303,6 @@ fn messages_up_to_a_megabyte_in_shuffled_interleaved_packets_arrive_whole() {
         for c in &got {
             h.give_back(0, c);
         }
-        // A bpage push lands two cycles after its CSR write (the pool
-        // registers it on the way in); a host's read comes far later.
-        h.card.run(2);
         let free = h
             .card
             .csr_read(endpoint::base(0) + endpoint::RX_BPAGES_FREE);
