@@ -229,7 +229,10 @@ fn a_server_and_a_client_process_complete_rpcs_over_udp() {
             .sum();
         assert_eq!(payload, 2 * SIZES.iter().sum::<usize>());
     }
-    assert_eq!(served["frames_sent"].as_u64(), Some(packets as u64 / 2 + 1 + 1));
+    assert_eq!(
+        served["frames_sent"].as_u64(),
+        Some(packets as u64 / 2 + 1 + 1)
+    );
     assert!(served["frames_received"].as_u64().unwrap() >= packets as u64 / 2 + 2 + 1);
     // The card's parser took the requests and counted the ARP and IPv6
     // frames as not IPv4 (its ARP responder answered the ARP), the ICMP one

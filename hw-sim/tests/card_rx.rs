@@ -468,7 +468,10 @@ fn a_peer_whose_data_carries_another_cutoff_version_gets_our_cutoffs() {
     assert_eq!(completions(&mut h, 2000).len(), 2);
     let sent = h.card.take_transmitted();
     assert_eq!(sent.len(), 1, "one more CUTOFFS");
-    assert_eq!(Frame::decode(&sent[0].bytes).unwrap().homa.common.sender_id, 0x3004);
+    assert_eq!(
+        Frame::decode(&sent[0].bytes).unwrap().homa.common.sender_id,
+        0x3004
+    );
     assert_eq!(counter(&mut h, rx_counters::CUTOFFS_SENT), 2);
     assert_eq!(counter(&mut h, rx_counters::CUTOFFS_DROPPED), 0);
 }
@@ -512,7 +515,12 @@ fn a_finished_rpc_is_acked_in_the_next_data_to_its_server() {
         .iter()
         .map(|t| Frame::decode(&t.bytes).unwrap())
         .filter_map(|f| match &f.homa.body {
-            Body::Data(d) => Some((f.homa.common.sender_id, u32::from(f.ip.dst), d.seg_offset, d.ack)),
+            Body::Data(d) => Some((
+                f.homa.common.sender_id,
+                u32::from(f.ip.dst),
+                d.seg_offset,
+                d.ack,
+            )),
             _ => None,
         })
         .collect();
@@ -522,9 +530,8 @@ fn a_finished_rpc_is_acked_in_the_next_data_to_its_server() {
     };
     // (The send scheduler interleaves the messages: check by host, in the
     // order the frames left.)
-    let to = |ip: u32| -> Vec<AckEntry> {
-        acks.iter().filter(|a| a.1 == ip).map(|a| a.3).collect()
-    };
+    let to =
+        |ip: u32| -> Vec<AckEntry> { acks.iter().filter(|a| a.1 == ip).map(|a| a.3).collect() };
     let none = AckEntry::default();
     assert_eq!(acks.len(), 5, "{acks:x?}");
     assert_eq!(to(0x0a00_0003), vec![none]);

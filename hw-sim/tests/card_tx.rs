@@ -545,58 +545,91 @@ fn unscheduled_priority_follows_the_cutoffs_each_peer_announced() {
     let cutoffs_a2 = [0, 1_000_000, 30_000, 10_000, 3_000, 700, 300, 0];
     let cutoffs_b = [2_000_000_000, 500_000, 0, 0, 0, 0, 0, 5_000];
     let mut n = 0u32;
-    let mut send_round = |card: &mut Card, rng: &mut ChaCha8Rng, who: &[(u32, Option<[u32; 8]>, u16)]| {
-        for &(ip, cutoffs, version) in who {
-            // Every limit below exactly, and one byte either side of some.
-            for len in [
-                1usize, 99, 100, 101, 299, 300, 700, 1_500, 1_501, 3_000, 5_000, 5_001, 9_000,
-                10_000, 30_000, 40_000,
-            ] {
-                let mut msg = random_message(rng, 0, n as usize % 40, len);
-                msg.peer_ip = ip;
-                msg.rpc_id = 2 * (n as u64 + 1);
-                msg.opcode = tx_desc::opcode::SEND_REQUEST;
-                post(card, n, &msg);
-                n += 1;
-                card.csr_write(endpoint::base(0) + endpoint::TX_PRODUCER, n);
-                card.run(2_000);
-                // Its completion taken: the ring never fills.
-                card.csr_write(endpoint::base(0) + endpoint::CPL_CONSUMER, n);
-                let frames = card.take_transmitted();
-                assert!(!frames.is_empty(), "message {} sent", msg.rpc_id);
-                for f in frames {
-                    let frame = Frame::decode(&f.bytes).unwrap();
-                    let Body::Data(d) = &frame.homa.body else {
-                        panic!("not DATA: {frame}")
-                    };
-                    assert_eq!(u32::from(frame.ip.dst), ip);
-                    assert_eq!(
-                        (frame.ip.priority(), d.cutoff_version),
-                        (expected_level(len, cutoffs.as_ref()), version),
-                        "a {len}-byte message to {ip:#x}: {frame}"
-                    );
+    let mut send_round =
+        |card: &mut Card, rng: &mut ChaCha8Rng, who: &[(u32, Option<[u32; 8]>, u16)]| {
+            for &(ip, cutoffs, version) in who {
+                // Every limit below exactly, and one byte either side of some.
+                for len in [
+                    1usize, 99, 100, 101, 299, 300, 700, 1_500, 1_501, 3_000, 5_000, 5_001, 9_000,
+                    10_000, 30_000, 40_000,
+                ] {
+                    let mut msg = random_message(rng, 0, n as usize % 40, len);
+                    msg.peer_ip = ip;
+                    msg.rpc_id = 2 * (n as u64 + 1);
+                    msg.opcode = tx_desc::opcode::SEND_REQUEST;
+                    post(card, n, &msg);
+                    n += 1;
+                    card.csr_write(endpoint::base(0) + endpoint::TX_PRODUCER, n);
+                    card.run(2_000);
+                    // Its completion taken: the ring never fills.
+                    card.csr_write(endpoint::base(0) + endpoint::CPL_CONSUMER, n);
+                    let frames = card.take_transmitted();
+                    assert!(!frames.is_empty(), "message {} sent", msg.rpc_id);
+                    for f in frames {
+                        let frame = Frame::decode(&f.bytes).unwrap();
+                        let Body::Data(d) = &frame.homa.body else {
+                            panic!("not DATA: {frame}")
+                        };
+                        assert_eq!(u32::from(frame.ip.dst), ip);
+                        assert_eq!(
+                            (frame.ip.priority(), d.cutoff_version),
+                            (expected_level(len, cutoffs.as_ref()), version),
+                            "a {len}-byte message to {ip:#x}: {frame}"
+                        );
+                    }
                 }
             }
-        }
-    };
+        };
     // Nobody has announced anything: priority 6, version 0, as HomaModule.
     send_round(&mut card, &mut rng, &[(a, None, 0), (b, None, 0)]);
-    let base = Message { peer_ip: a, ..random_message(&mut rng, 0, 0, 1) };
+    let base = Message {
+        peer_ip: a,
+        ..random_message(&mut rng, 0, 0, 1)
+    };
     card.receive(&cutoffs_frame(&base, cutoffs_a1, 3));
-    card.receive(&cutoffs_frame(&Message { peer_ip: b, ..base.clone() }, cutoffs_b, 9));
+    card.receive(&cutoffs_frame(
+        &Message {
+            peer_ip: b,
+            ..base.clone()
+        },
+        cutoffs_b,
+        9,
+    ));
     card.run(200);
     send_round(
         &mut card,
         &mut rng,
-        &[(a, Some(cutoffs_a1), 3), (b, Some(cutoffs_b), 9), (silent, None, 0)],
+        &[
+            (a, Some(cutoffs_a1), 3),
+            (b, Some(cutoffs_b), 9),
+            (silent, None, 0),
+        ],
     );
     card.receive(&cutoffs_frame(&base, cutoffs_a2, 4));
     card.run(200);
-    send_round(&mut card, &mut rng, &[(a, Some(cutoffs_a2), 4), (b, Some(cutoffs_b), 9)]);
+    send_round(
+        &mut card,
+        &mut rng,
+        &[(a, Some(cutoffs_a2), 4), (b, Some(cutoffs_b), 9)],
+    );
     // The rival takes a's entry: a is unknown again, the rival known.
-    card.receive(&cutoffs_frame(&Message { peer_ip: rival, ..base.clone() }, cutoffs_a1, 5));
+    card.receive(&cutoffs_frame(
+        &Message {
+            peer_ip: rival,
+            ..base.clone()
+        },
+        cutoffs_a1,
+        5,
+    ));
     card.run(200);
-    send_round(&mut card, &mut rng, &[(rival, Some(cutoffs_a1), 5), (a, None, 0)]);
+    send_round(
+        &mut card,
+        &mut rng,
+        &[(rival, Some(cutoffs_a1), 5), (a, None, 0)],
+    );
     use homa_hw::regmap::rx_counters;
-    assert_eq!(card.csr_read(rx_counters::BASE + rx_counters::CUTOFFS_RECEIVED), 4);
+    assert_eq!(
+        card.csr_read(rx_counters::BASE + rx_counters::CUTOFFS_RECEIVED),
+        4
+    );
 }

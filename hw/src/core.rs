@@ -34,11 +34,10 @@ use rust_hdl::prelude::*;
 
 use crate::csr::endpoint_block::EndpointBlock;
 use crate::csr::grant_block::GrantBlock;
-use crate::csr::timer_block::TimerBlock;
-use crate::rx::resend_timer::ResendTimer;
 use crate::csr::id_block::IdBlock;
 use crate::csr::interface_block::InterfaceBlock;
 use crate::csr::scratch_block::ScratchBlock;
+use crate::csr::timer_block::TimerBlock;
 use crate::leaf::cpl_writer::CplWriter;
 use crate::leaf::dma_write_slice::DmaWriteSlice;
 use crate::regmap::{self, endpoint, CSR_ADDR_BITS};
@@ -47,6 +46,7 @@ use crate::rx::counters::RxCounters;
 use crate::rx::engine::RxEngine;
 use crate::rx::fifo::RxFifo;
 use crate::rx::parser::RxParser;
+use crate::rx::resend_timer::ResendTimer;
 use crate::rx::rpc_table::{RpcTable, SLOT_BITS};
 use crate::sched::grant_scheduler::{GrantScheduler, SLOT_BITS as SCHED_SLOT_BITS};
 use crate::tx::arp_responder::ArpResponder;
@@ -488,8 +488,7 @@ impl Logic for HomaCore {
         self.tx_engine.s_owed_ack_valid.next = self.rx_engine.m_owed_ack_valid.val();
         self.tx_engine.s_owed_ack_ip.next = self.rx_engine.m_owed_ack_ip.val();
         self.tx_engine.s_owed_ack_client_id.next = self.rx_engine.m_owed_ack_client_id.val();
-        self.tx_engine.s_owed_ack_server_port.next =
-            self.rx_engine.m_owed_ack_server_port.val();
+        self.tx_engine.s_owed_ack_server_port.next = self.rx_engine.m_owed_ack_server_port.val();
         self.tx_engine.sel_tx_ring.next = 0.into();
         self.tx_engine.sel_tx_ring_log2.next = 0.into();
         self.cpl_writer.sel_ring.next = 0.into();

@@ -937,7 +937,6 @@ impl Logic for RxEngine {
         self.m_watch_from.next = self.w_from.q.val();
         self.m_watch_to.next = self.w_to.q.val();
 
-
         // ---- payload placement ----
         self.offset_in_page.next =
             bit_cast::<64, 16>(self.fields.payload_offset.val().get_bits::<16>(0));
@@ -1079,7 +1078,8 @@ impl Logic for RxEngine {
             } else if self.fields.packet_type.val() == self.type_cutoffs.val() {
                 self.cutoffs_count.d.next = self.cutoffs_count.q.val() + 1;
                 self.m_cutoffs_valid.next = true;
-            } else if (self.fields.packet_type.val() == self.type_need_ack.val()) & self.any_ep.val()
+            } else if (self.fields.packet_type.val() == self.type_need_ack.val())
+                & self.any_ep.val()
             {
                 // Counted above.
             } else if (self.fields.packet_type.val() != self.type_data.val())

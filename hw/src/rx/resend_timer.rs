@@ -181,8 +181,8 @@ impl Logic for ResendTimer {
         self.watch.read_address.next = self.scan_index.q.val();
         self.s1_valid.d.next = self.scanning.q.val();
         self.s1_slot.d.next = self.scan_index.q.val();
-        self.s1_stale.d.next = self.s_watch_valid.val()
-            & (self.s_watch_slot.val() == self.scan_index.q.val());
+        self.s1_stale.d.next =
+            self.s_watch_valid.val() & (self.s_watch_slot.val() == self.scan_index.q.val());
         if self.clearing.q.val() {
             self.scan_index.d.next = self.scan_index.q.val() + 1;
             if self.scan_index.q.val() == self.last_slot.val() {
@@ -248,8 +248,9 @@ impl Logic for ResendTimer {
         if self.s_watch_valid.val() {
             self.watch.write_enable.next = true;
             self.watch.write_address.next = self.s_watch_slot.val();
-            self.watch.write_data.next = (bit_cast::<WATCH_BITS, LEN_BITS>(self.s_watch_from.val()) << 17)
-                | (bit_cast::<WATCH_BITS, LEN_BITS>(self.s_watch_to.val()) << 37);
+            self.watch.write_data.next =
+                (bit_cast::<WATCH_BITS, LEN_BITS>(self.s_watch_from.val()) << 17)
+                    | (bit_cast::<WATCH_BITS, LEN_BITS>(self.s_watch_to.val()) << 37);
             if !self.s_watch_live.val() {
                 self.watch.write_data.next = 0.into();
             } else {

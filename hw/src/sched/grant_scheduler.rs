@@ -1047,8 +1047,7 @@ impl Logic for GrantScheduler {
 
         // ---- defaults of the children's inputs ----
         self.state_ram.read_address.next = self.s_evt_slot.val();
-        self.byp_hit.d.next =
-            self.wq_we.q.val() & (self.wq_addr.q.val() == self.s_evt_slot.val());
+        self.byp_hit.d.next = self.wq_we.q.val() & (self.wq_addr.q.val() == self.s_evt_slot.val());
         self.sr_we.next = false;
         self.sr_addr.next = self.e_slot.q.val();
         self.sr_data.next = 0.into();
@@ -1153,8 +1152,7 @@ impl Logic for GrantScheduler {
         self.n_gone.next = self.e_remove.q.val() | (self.e_rcv.q.val() >= self.e_len.q.val());
         self.n_wanted.next = !self.n_gone.val() & (self.e_inc.q.val() < self.e_len.q.val());
         if self.st_present.val() {
-            self.n_gone.next =
-                self.e_remove.q.val() | (self.e_rcv.q.val() >= self.st_len.val());
+            self.n_gone.next = self.e_remove.q.val() | (self.e_rcv.q.val() >= self.st_len.val());
             self.n_wanted.next = !self.n_gone.val()
                 & ((self.rd_g_s.val() & (self.st_grt.val() < self.st_len.val()))
                     | (!self.rd_g_s.val()
@@ -1592,8 +1590,7 @@ impl Logic for GrantScheduler {
                     self.fsm.d.next = self.st_move1.val();
                     if self.r_wanted.q.val() {
                         self.mv_ins.d.next = true;
-                        self.sr_data.next =
-                            self.st_new.val() | self.where_active.val();
+                        self.sr_data.next = self.st_new.val() | self.where_active.val();
                     } else if !self.r_gone.q.val() {
                         self.sr_data.next = self.st_new.val();
                     }
@@ -1652,24 +1649,22 @@ impl Logic for GrantScheduler {
                 self.ot_age.next = self.mv_rm_ent.val().get_bits::<32>(0);
                 self.sr_we.next = true;
                 self.sr_addr.next = self.mv_rm_ent.val().get_bits::<14>(112);
-                self.sr_data.next =
-                    bit_cast::<95, 32>(self.mv_rm_ent.val().get_bits::<32>(0))
-                        | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(52)) << 32)
-                        | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(72)) << 52)
-                        | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(92)) << 72)
-                        | self.where_tree.val()
-                        | self.present_bit.val();
+                self.sr_data.next = bit_cast::<95, 32>(self.mv_rm_ent.val().get_bits::<32>(0))
+                    | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(52)) << 32)
+                    | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(72)) << 52)
+                    | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(92)) << 72)
+                    | self.where_tree.val()
+                    | self.present_bit.val();
             }
             if self.mv_clean.q.val() {
                 // CLEAN's entry: no longer a candidate (`where` 0).
                 self.sr_we.next = true;
                 self.sr_addr.next = self.mv_rm_ent.val().get_bits::<14>(112);
-                self.sr_data.next =
-                    bit_cast::<95, 32>(self.mv_rm_ent.val().get_bits::<32>(0))
-                        | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(52)) << 32)
-                        | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(72)) << 52)
-                        | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(92)) << 72)
-                        | self.present_bit.val();
+                self.sr_data.next = bit_cast::<95, 32>(self.mv_rm_ent.val().get_bits::<32>(0))
+                    | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(52)) << 32)
+                    | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(72)) << 52)
+                    | (bit_cast::<95, 20>(self.mv_rm_ent.val().get_bits::<20>(92)) << 72)
+                    | self.present_bit.val();
             }
             self.fsm.d.next = self.st_move2.val();
         } else if self.fsm.q.val() == self.st_move2.val() {
@@ -1699,8 +1694,8 @@ impl Logic for GrantScheduler {
             if !self.full.val() & self.settled.val() & self.cand_tree.m_present.val() {
                 self.refill_slot.d.next = self.cand_tree.m_index.val();
                 self.state_ram.read_address.next = self.cand_tree.m_index.val();
-                self.byp_hit.d.next = self.wq_we.q.val()
-                    & (self.wq_addr.q.val() == self.cand_tree.m_index.val());
+                self.byp_hit.d.next =
+                    self.wq_we.q.val() & (self.wq_addr.q.val() == self.cand_tree.m_index.val());
                 self.fsm.d.next = self.st_refill_read.val();
             } else if self.full.val() | self.settled.val() {
                 // The active set is as it must be.
@@ -1733,8 +1728,7 @@ impl Logic for GrantScheduler {
             self.ot_index.next = self.refill_slot.q.val();
             self.sr_we.next = true;
             self.sr_addr.next = self.refill_slot.q.val();
-            self.sr_data.next =
-                (self.st.val() & self.where_clear.val()) | self.where_active.val();
+            self.sr_data.next = (self.st.val() & self.where_clear.val()) | self.where_active.val();
             self.fsm.d.next = self.st_move1.val();
         } else if self.fsm.q.val() == self.st_sweep.val() {
             if self.sw_feeding.q.val() {

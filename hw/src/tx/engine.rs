@@ -873,7 +873,8 @@ impl Logic for TxEngine {
         if self.f_avail.val() < self.desc_batch.val() {
             self.f_count.next = self.f_avail.val().get_bits::<3>(0);
         }
-        if (self.f_to_end.val() < self.desc_batch.val()) & (self.f_to_end.val() < self.f_avail.val())
+        if (self.f_to_end.val() < self.desc_batch.val())
+            & (self.f_to_end.val() < self.f_avail.val())
         {
             self.f_count.next = self.f_to_end.val().get_bits::<3>(0);
         }

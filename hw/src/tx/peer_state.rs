@@ -160,7 +160,9 @@ impl Default for PeerState {
             valid_cutoffs: Constant::new(1u64.to_bits()),
             valid_ack: Constant::new(1u64.to_bits()),
             unknown_level: Constant::new(UNKNOWN_PEER_LEVEL.to_bits()),
-            limit_at: std::array::from_fn(|i| Constant::new(((256 - 32 * (i + 1)) as u64).to_bits())),
+            limit_at: std::array::from_fn(|i| {
+                Constant::new(((256 - 32 * (i + 1)) as u64).to_bits())
+            }),
             limit_top_at: std::array::from_fn(|i| {
                 Constant::new(((256 - 32 * (i + 1) + 20) as u64).to_bits())
             }),
