@@ -413,9 +413,9 @@ fn a_completion_ring_that_is_full_holds_the_card_back() {
     assert_eq!(host_abi::get(&c, completion::PHASE), 0);
 }
 
-/// A GRANT from `peer` (its IP, port and MAC) for our RPC `rpc_id`: the
-/// receiver names the RPC by its own id, ours with bit 0 flipped.
-fn grant_frame(msg: &Message, offset: u32, priority: u8) -> Vec<u8> {
+/// A control packet from `msg`'s peer about our RPC: the receiver names the
+/// RPC by its own id, ours with bit 0 flipped.
+fn from_peer(msg: &Message, packet_type: homa_wire::PacketType, body: Body) -> Vec<u8> {
     use homa_wire::*;
     Frame {
         eth: EthernetHeader {
@@ -428,13 +428,23 @@ fn grant_frame(msg: &Message, offset: u32, priority: u8) -> Vec<u8> {
                 msg.peer_port,
                 1000 + msg.endpoint as u16,
                 msg.rpc_id ^ 1,
-                PacketType::Grant,
+                packet_type,
             ),
-            body: Body::Grant(Grant { offset, priority }),
+            body,
         },
     }
     .encode()
     .unwrap()
+}
+
+/// A GRANT for `msg` from its peer.
+fn grant_frame(msg: &Message, offset: u32, priority: u8) -> Vec<u8> {
+    use homa_wire::{Grant, PacketType};
+    from_peer(
+        msg,
+        PacketType::Grant,
+        Body::Grant(Grant { offset, priority }),
+    )
 }
 
 /// (offset, payload length, priority) of every DATA frame sent.
@@ -502,28 +512,15 @@ fn a_long_message_sends_its_unscheduled_bytes_then_only_what_is_granted() {
 
 /// A CUTOFFS packet from `msg`'s peer.
 fn cutoffs_frame(msg: &Message, unsched_cutoffs: [u32; 8], cutoff_version: u16) -> Vec<u8> {
-    use homa_wire::*;
-    Frame {
-        eth: EthernetHeader {
-            dst: MacAddr(LOCAL_MAC),
-            src: MacAddr(msg.peer_mac),
-        },
-        ip: Ipv4Header::homa(msg.peer_ip.into(), LOCAL_IP.into(), 7),
-        homa: HomaPacket {
-            common: CommonHeader::new(
-                msg.peer_port,
-                1000 + msg.endpoint as u16,
-                msg.rpc_id ^ 1,
-                PacketType::Cutoffs,
-            ),
-            body: Body::Cutoffs(Cutoffs {
-                unsched_cutoffs,
-                cutoff_version,
-            }),
-        },
-    }
-    .encode()
-    .unwrap()
+    use homa_wire::{Cutoffs, PacketType};
+    from_peer(
+        msg,
+        PacketType::Cutoffs,
+        Body::Cutoffs(Cutoffs {
+            unsched_cutoffs,
+            cutoff_version,
+        }),
+    )
 }
 
 #[test]

@@ -91,6 +91,7 @@ pub struct ResendTimer {
     e_to: Signal<Local, Bits<LEN_BITS>>,
     silent_next: Signal<Local, Bits<8>>,
     due_next: Signal<Local, Bits<8>>,
+    due_written: Signal<Local, Bits<8>>,
     /// The silence at which a RESEND is due for the entry read.
     threshold: Signal<Local, Bits<8>>,
     fire: Signal<Local, bool>,
@@ -141,6 +142,7 @@ impl Default for ResendTimer {
             e_to: Default::default(),
             silent_next: Default::default(),
             due_next: Default::default(),
+            due_written: Default::default(),
             threshold: Default::default(),
             fire: Default::default(),
             out_free: Default::default(),
@@ -230,18 +232,17 @@ impl Logic for ResendTimer {
         // ---- the RAM's one write port: the engine's write first ----
         self.watch.write_enable.next = false;
         self.watch.write_address.next = self.s1_slot.q.val();
+        // The write-back: one tick more of silence; the due mark moves on
+        // if a RESEND goes now.
+        self.due_written.next = self.e_due.val();
+        if self.fire.val() {
+            self.due_written.next = self.due_next.val();
+        }
         self.watch.write_data.next = self.live_bit.val()
             | (bit_cast::<WATCH_BITS, 8>(self.silent_next.val()) << 1)
-            | (bit_cast::<WATCH_BITS, 8>(self.e_due.val()) << 9)
+            | (bit_cast::<WATCH_BITS, 8>(self.due_written.val()) << 9)
             | (bit_cast::<WATCH_BITS, LEN_BITS>(self.e_from.val()) << 17)
             | (bit_cast::<WATCH_BITS, LEN_BITS>(self.e_to.val()) << 37);
-        if self.fire.val() {
-            self.watch.write_data.next = self.live_bit.val()
-                | (bit_cast::<WATCH_BITS, 8>(self.silent_next.val()) << 1)
-                | (bit_cast::<WATCH_BITS, 8>(self.due_next.val()) << 9)
-                | (bit_cast::<WATCH_BITS, LEN_BITS>(self.e_from.val()) << 17)
-                | (bit_cast::<WATCH_BITS, LEN_BITS>(self.e_to.val()) << 37);
-        }
         if self.s1_valid.q.val() & !self.s1_stale.q.val() & self.e_live.val() {
             self.watch.write_enable.next = true;
         }
