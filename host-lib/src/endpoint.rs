@@ -3,7 +3,7 @@
 //! DESIGN NOTES
 //! ------------
 //! - Client: [`Endpoint::send_request`] numbers the RPC (even ids, 2, 4, 6...
-//!   per endpoint, as HomaModule's clients do), copies the message into a TX
+//!   per card, as HomaModule's are per host), copies the message into a TX
 //!   slot and posts a descriptor; the response comes back matched to the id
 //!   ([`Endpoint::recv_response`]) or to whichever finishes first
 //!   ([`Endpoint::recv_any_response`]).
@@ -11,8 +11,9 @@
 //!   client's id with bit 0 set (the card reports it that way, as HomaModule
 //!   does), and [`Endpoint::reply`] answers by that id. The endpoint keeps
 //!   each unanswered request's peer, so a reply needs only the id.
-//! - TX slots: the message bytes must stay put until the card has sent every
-//!   packet, which its TX_DONE completion says; a slot (one per TX ring
+//! - TX slots: the message bytes must stay put until the card no longer
+//!   needs them (it may send any packet again until the receiver has it
+//!   all), which its TX_DONE completion says; a slot (one per TX ring
 //!   entry, `MAX_MESSAGE_BYTES` rounded up to a page) is taken at send and
 //!   given back at TX_DONE, named by the descriptor's cookie. Out of slots,
 //!   or of TX ring entries, a send fails with [`Error::RingFull`].
@@ -154,7 +155,6 @@ pub struct Endpoint {
     /// TX slots not holding a message the card is sending.
     tx_free: Vec<u32>,
     /// The id of this endpoint's next request.
-    next_id: u64,
     /// Client: requests sent whose responses have not arrived.
     outstanding: HashMap<RpcId, Peer>,
     /// Client: responses arrived and not yet taken, and their arrival order.
@@ -233,7 +233,6 @@ impl Endpoint {
             tx_buffers,
             tx_slots: slots as usize,
             tx_free: (0..slots).rev().collect(),
-            next_id: 2,
             outstanding: HashMap::new(),
             responses: HashMap::new(),
             response_order: VecDeque::new(),
@@ -265,9 +264,8 @@ impl Endpoint {
 
     /// Sends a request of `message` to `peer`; returns its id.
     pub fn send_request(&mut self, peer: Peer, message: &[u8]) -> Result<RpcId, Error> {
-        let id = RpcId(self.next_id);
+        let id = RpcId(self.nic.inner.next_rpc_id.fetch_add(2, Ordering::Relaxed));
         self.send(TxOpcode::Request, id, peer, message)?;
-        self.next_id += 2;
         self.outstanding.insert(id, peer);
         Ok(id)
     }

@@ -28,6 +28,11 @@ pub(crate) struct NicInner {
     addresses: Mutex<([u8; 6], Ipv4Addr)>,
     /// The tunables it was opened with (endpoint sizes are read from here).
     pub(crate) config: HomaConf,
+    /// The next client RPC id, for every endpoint of the card: ids are
+    /// unique per card, as HomaModule's are per host, because a server
+    /// (and the card's own sender) knows an acked RPC by its client's
+    /// address and id alone, not the client's port.
+    pub(crate) next_rpc_id: std::sync::atomic::AtomicU64,
 }
 
 impl Nic {
@@ -55,6 +60,7 @@ impl Nic {
                 ports: Mutex::new(vec![None; count]),
                 addresses: Mutex::new(addresses),
                 config,
+                next_rpc_id: 2.into(),
             }),
         })
     }

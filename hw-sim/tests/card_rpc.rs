@@ -135,7 +135,7 @@ fn rx_path(h: &mut TestHost) -> String {
     let names = [
         "fifo_overflows",
         "messages",
-        "drop_control",
+        "other_control",
         "no_endpoint",
         "rpc_full",
         "no_bpage",
@@ -146,7 +146,7 @@ fn rx_path(h: &mut TestHost) -> String {
         "grants_in",
         "cutoffs_in",
         "grants_unknown",
-        "grants_dropped",
+        "sender_events_dropped",
     ];
     PATH_COUNTERS
         .iter()

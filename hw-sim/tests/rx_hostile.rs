@@ -15,10 +15,10 @@ use support::host::{rx_area, TestHost};
 const PORT: u16 = 99;
 
 /// The card's RX engine counters that account for accepted frames.
-const ENGINE: [u32; 12] = [
+const ENGINE: [u32; 14] = [
     rx_counters::FIFO_OVERFLOWS,
     rx_counters::DATA_ACCEPTED,
-    rx_counters::DROP_CONTROL,
+    rx_counters::OTHER_CONTROL,
     rx_counters::DROP_NO_ENDPOINT,
     rx_counters::DROP_RPC_FULL,
     rx_counters::DROP_NO_BPAGE,
@@ -28,6 +28,8 @@ const ENGINE: [u32; 12] = [
     rx_counters::GRANTS_RECEIVED,
     rx_counters::CUTOFFS_RECEIVED,
     rx_counters::NEED_ACKS_RECEIVED,
+    rx_counters::RESENDS_RECEIVED,
+    rx_counters::ACKS_RECEIVED,
 ];
 
 fn host(name: &str) -> TestHost {

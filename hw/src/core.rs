@@ -320,7 +320,7 @@ impl Logic for HomaCore {
             self.rx_engine.m_evt_valid.val() & self.grant_scheduler.s_evt_ready.val();
         self.rx_counters.path[0].next = self.rx_fifo.overflow_drops.val();
         self.rx_counters.path[1].next = self.rx_engine.messages.val();
-        self.rx_counters.path[2].next = self.rx_engine.drop_control.val();
+        self.rx_counters.path[2].next = self.rx_engine.other_control.val();
         self.rx_counters.path[3].next = self.rx_engine.drop_no_endpoint.val();
         self.rx_counters.path[4].next = self.rx_engine.drop_rpc_full.val();
         self.rx_counters.path[5].next = self.rx_engine.drop_no_bpage.val();
@@ -331,7 +331,7 @@ impl Logic for HomaCore {
         self.rx_counters.path[10].next = self.rx_engine.grants_received.val();
         self.rx_counters.path[11].next = self.rx_engine.cutoffs_received.val();
         self.rx_counters.path[12].next = self.tx_engine.grants_unknown.val();
-        self.rx_counters.path[13].next = self.tx_engine.grants_dropped.val();
+        self.rx_counters.path[13].next = self.tx_engine.events_dropped.val();
         self.rx_counters.path[14].next = self.rx_engine.need_acks_received.val();
         self.rx_counters.path[15].next = self.control_sender.acks_sent.val();
         self.rx_counters.path[16].next = self.control_sender.acks_dropped.val();
@@ -339,6 +339,11 @@ impl Logic for HomaCore {
         self.rx_counters.path[18].next = self.control_sender.cutoffs_dropped.val();
         self.rx_counters.path[19].next = self.tx_engine.acks_piggybacked.val();
         self.rx_counters.path[20].next = self.tx_engine.doorbells_beyond_ring.val();
+        self.rx_counters.sender[0].next = self.rx_engine.resends_received.val();
+        self.rx_counters.sender[1].next = self.rx_engine.acks_received.val();
+        self.rx_counters.sender[2].next = self.tx_engine.resends_unknown.val();
+        self.rx_counters.sender[3].next = self.tx_engine.packets_retransmitted.val();
+        self.rx_counters.sender[4].next = self.tx_engine.lingers_expired.val();
         self.arp.clock.next = self.clock.val();
         self.arp.reset.next = self.reset.val();
         self.arp.s_axis_tdata.next = self.s_axis_rx_tdata.val();
@@ -477,10 +482,14 @@ impl Logic for HomaCore {
         self.tx_engine.local_mac.next = self.netif.mac.val();
         self.tx_engine.local_ip.next = self.netif.ipv4.val();
         self.tx_engine.cfg_unsched_bytes.next = self.grant_csr.unsched_bytes.val();
-        self.tx_engine.s_grant_valid.next = self.rx_engine.m_grant_valid.val();
-        self.tx_engine.s_grant_key.next = self.rx_engine.m_grant_key.val();
-        self.tx_engine.s_grant_offset.next = self.rx_engine.m_grant_offset.val();
-        self.tx_engine.s_grant_priority.next = self.rx_engine.m_grant_priority.val();
+        self.tx_engine.s_event_valid.next = self.rx_engine.m_sender_valid.val();
+        self.tx_engine.s_event_kind.next = self.rx_engine.m_sender_kind.val();
+        self.tx_engine.s_event_key.next = self.rx_engine.m_sender_key.val();
+        self.tx_engine.s_event_offset.next = self.rx_engine.m_sender_offset.val();
+        self.tx_engine.s_event_length.next = self.rx_engine.m_sender_length.val();
+        self.tx_engine.s_event_priority.next = self.rx_engine.m_sender_priority.val();
+        self.tx_engine.tick.next = self.timer_csr.tick.val();
+        self.tx_engine.cfg_timeout_ticks.next = self.timer_csr.timeout_ticks.val();
         self.tx_engine.s_cutoffs_valid.next = self.rx_engine.m_cutoffs_valid.val();
         self.tx_engine.s_cutoffs_ip.next = self.rx_engine.m_cutoffs_ip.val();
         self.tx_engine.s_cutoffs_version.next = self.rx_engine.m_cutoffs_version.val();
@@ -535,7 +544,7 @@ impl Logic for HomaCore {
         self.tx_header.ack_client_id.next = self.tx_engine.hdr_ack_client_id.val();
         self.tx_header.ack_server_port.next = self.tx_engine.hdr_ack_server_port.val();
         self.tx_header.cutoff_version.next = self.tx_engine.hdr_cutoff_version.val();
-        self.tx_header.retransmit.next = false;
+        self.tx_header.retransmit.next = self.tx_engine.hdr_retransmit.val();
         self.tx_header.payload_len.next = self.tx_engine.hdr_payload_len.val();
         self.tx_header.ctl_offset.next = 0.into();
         self.tx_header.ctl_length.next = 0.into();

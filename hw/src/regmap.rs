@@ -77,8 +77,10 @@ pub mod rx_counters {
     /// 1.2: the RX path counters after the verdict counters; 0x64 counts
     /// duplicates (it counted out-of-order DATA in 1.1), control packets by
     /// kind from 0x68. 1.3: CUTOFFS sent, acks in DATA, bad doorbells from 0x88.
-    /// 1.4: DATA_ACCEPTED (0x98).
-    pub const VERSION: u32 = 0x0001_0004;
+    /// 1.4: DATA_ACCEPTED (0x98). 1.5: RESENDs and ACKs served (no longer
+    /// in 0x4c), sender events dropped at 0x78, the sender's counters from
+    /// 0x9c.
+    pub const VERSION: u32 = 0x0001_0005;
     /// Counter of verdict v (0 = accepted, else the drop reason) is at
     /// `FIRST_COUNTER + 4 v`; 32 bits, wrapping.
     pub const FIRST_COUNTER: u32 = 0x0c;
@@ -86,9 +88,9 @@ pub mod rx_counters {
     pub const FIFO_OVERFLOWS: u32 = 0x44;
     /// Messages delivered into an endpoint's buffers and completed.
     pub const MESSAGES_DELIVERED: u32 = 0x48;
-    /// Control packets not served yet (RESEND, BUSY, ACK, NEED_ACK,
-    /// RPC_UNKNOWN, FREEZE): counted and dropped.
-    pub const DROP_CONTROL: u32 = 0x4c;
+    /// Control packets counted and ignored: BUSY, RPC_UNKNOWN, FREEZE, and
+    /// NEED_ACK for a port no endpoint serves.
+    pub const OTHER_CONTROL: u32 = 0x4c;
     /// DATA for a port no endpoint serves.
     pub const DROP_NO_ENDPOINT: u32 = 0x50;
     /// DATA of a new RPC whose RPC table set was full.
@@ -111,8 +113,9 @@ pub mod rx_counters {
     pub const CUTOFFS_RECEIVED: u32 = 0x70;
     /// GRANTs for no outbound message in flight (late, or not ours).
     pub const GRANTS_UNKNOWN: u32 = 0x74;
-    /// GRANTs dropped because the TX engine's queue of them was full.
-    pub const GRANTS_DROPPED: u32 = 0x78;
+    /// Sender events (GRANT, RESEND, ACK, an ack in DATA, a response begun)
+    /// dropped because the TX engine's queue of them was full.
+    pub const SENDER_EVENTS_DROPPED: u32 = 0x78;
     /// NEED_ACKs received for an open port.
     pub const NEED_ACKS_RECEIVED: u32 = 0x7c;
     /// ACKs sent in answer (the RPC was not, or no longer, in progress).
@@ -133,11 +136,29 @@ pub mod rx_counters {
     /// once (`FIFO_OVERFLOWS` + `DATA_ACCEPTED` + the RX engine's drops and
     /// control counts = frames accepted). Kept by the counters block itself.
     pub const DATA_ACCEPTED: u32 = 0x98;
+    /// RESEND packets received.
+    pub const RESENDS_RECEIVED: u32 = 0x9c;
+    /// ACK packets received.
+    pub const ACKS_RECEIVED: u32 = 0xa0;
+    /// RESENDs for no outbound message here (released, or not ours).
+    pub const RESENDS_UNKNOWN: u32 = 0xa4;
+    /// DATA packets sent again (RESEND served).
+    pub const PACKETS_RETRANSMITTED: u32 = 0xa8;
+    /// Outbound messages released by timeout_ticks of silence, no ack come.
+    pub const LINGERS_EXPIRED: u32 = 0xac;
+    /// The sender's counters (after DATA_ACCEPTED) in address order.
+    pub const SENDER_COUNTERS: [u32; 5] = [
+        RESENDS_RECEIVED,
+        ACKS_RECEIVED,
+        RESENDS_UNKNOWN,
+        PACKETS_RETRANSMITTED,
+        LINGERS_EXPIRED,
+    ];
     /// The RX path counters in address order, 4 bytes apart.
     pub const PATH_COUNTERS: [u32; 21] = [
         FIFO_OVERFLOWS,
         MESSAGES_DELIVERED,
-        DROP_CONTROL,
+        OTHER_CONTROL,
         DROP_NO_ENDPOINT,
         DROP_RPC_FULL,
         DROP_NO_BPAGE,
@@ -148,7 +169,7 @@ pub mod rx_counters {
         GRANTS_RECEIVED,
         CUTOFFS_RECEIVED,
         GRANTS_UNKNOWN,
-        GRANTS_DROPPED,
+        SENDER_EVENTS_DROPPED,
         NEED_ACKS_RECEIVED,
         ACKS_SENT,
         ACKS_DROPPED,
@@ -216,7 +237,7 @@ pub mod grant {
 /// ticks (HomaModule's names), and what the resend timer did.
 pub mod timer {
     pub const BASE: u32 = 0x0500;
-    pub const VERSION: u32 = 0x0001_0000;
+    pub const VERSION: u32 = 0x0001_0001;
     /// The tick, in ns (1 to 2^24; the core counts it in cycles of 4 ns).
     /// HomaModule ticks every 1 ms; a card can afford far less. RW.
     pub const TICK_NS: u32 = 0x0c;
@@ -228,15 +249,23 @@ pub mod timer {
     pub const RESENDS_SENT: u32 = 0x18;
     /// Sweeps of the resend timer over every RPC slot finished (wraps). RO.
     pub const SWEEPS: u32 = 0x1c;
+    /// Ticks of silence after which a message all sent is released without
+    /// an ack (its receiver has it all, or is gone): HomaModule's
+    /// timeout_ticks, here for the sender's side. 0 reads as 1. RW.
+    pub const TIMEOUT_TICKS: u32 = 0x20;
     /// The default tick: 100 us, above a sweep over 16,384 slots (65.5 us).
     pub const TICK_NS_DEFAULT: u32 = 100_000;
     /// The tunables' registers and their defaults: HomaModule's resend
     /// ticks (5, 5) on a 100 us tick give the first RESEND 0.5 ms into a
     /// silence, ten times sooner than HomaModule's 5 ms.
-    pub const DEFAULTS: [(u32, u32); 3] = [
+    /// timeout_ticks is 20 (2 ms), not HomaModule's 100: four RESEND
+    /// intervals of silence is a peer gone, and every tick a sent message
+    /// lingers holds the host's buffer.
+    pub const DEFAULTS: [(u32, u32); 4] = [
         (TICK_NS, TICK_NS_DEFAULT),
         (RESEND_TICKS, 5),
         (RESEND_INTERVAL, 5),
+        (TIMEOUT_TICKS, 20),
     ];
 }
 

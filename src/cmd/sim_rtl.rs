@@ -397,9 +397,9 @@ impl Rack {
             ("rx_drop_no_endpoint", rx_counters::DROP_NO_ENDPOINT),
             ("rx_drop_bad_range", rx_counters::DROP_BAD_RANGE),
             ("rx_duplicates", rx_counters::DUPLICATES),
-            ("rx_control_unserved", rx_counters::DROP_CONTROL),
+            ("rx_other_control", rx_counters::OTHER_CONTROL),
             ("rx_grants_received", rx_counters::GRANTS_RECEIVED),
-            ("rx_grants_dropped", rx_counters::GRANTS_DROPPED),
+            ("rx_sender_events_dropped", rx_counters::SENDER_EVENTS_DROPPED),
         ];
         let mut network = self.network();
         let count = network.len();

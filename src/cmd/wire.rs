@@ -197,7 +197,7 @@ impl Card {
         let names: [(&str, u32); 17] = [
             ("fifo_overflows", rc::FIFO_OVERFLOWS),
             ("messages_delivered", rc::MESSAGES_DELIVERED),
-            ("drop_control", rc::DROP_CONTROL),
+            ("other_control", rc::OTHER_CONTROL),
             ("drop_no_endpoint", rc::DROP_NO_ENDPOINT),
             ("drop_rpc_full", rc::DROP_RPC_FULL),
             ("drop_no_bpage", rc::DROP_NO_BPAGE),
@@ -208,7 +208,7 @@ impl Card {
             ("grants_received", rc::GRANTS_RECEIVED),
             ("cutoffs_received", rc::CUTOFFS_RECEIVED),
             ("grants_unknown", rc::GRANTS_UNKNOWN),
-            ("grants_dropped", rc::GRANTS_DROPPED),
+            ("sender_events_dropped", rc::SENDER_EVENTS_DROPPED),
             ("need_acks_received", rc::NEED_ACKS_RECEIVED),
             ("acks_sent", rc::ACKS_SENT),
             ("acks_dropped", rc::ACKS_DROPPED),

@@ -27,6 +27,7 @@ pub struct TimerBlock {
     pub tick: Signal<Out, bool>,
     pub resend_ticks: Signal<Out, Bits<8>>,
     pub resend_interval: Signal<Out, Bits<8>>,
+    pub timeout_ticks: Signal<Out, Bits<8>>,
     /// Status, read-only.
     pub resends_sent: Signal<In, Bits<32>>,
     pub sweeps: Signal<In, Bits<32>>,
@@ -47,7 +48,12 @@ impl Default for TimerBlock {
         let order: Vec<u32> = timer::DEFAULTS.iter().map(|d| d.0).collect();
         assert_eq!(
             order,
-            [timer::TICK_NS, timer::RESEND_TICKS, timer::RESEND_INTERVAL],
+            [
+                timer::TICK_NS,
+                timer::RESEND_TICKS,
+                timer::RESEND_INTERVAL,
+                timer::TIMEOUT_TICKS
+            ],
             "the outputs below take the tunables in this order"
         );
         let c8 = |v: u32| Constant::new((v as u64).to_bits());
@@ -70,6 +76,7 @@ impl Default for TimerBlock {
             tick: Default::default(),
             resend_ticks: Default::default(),
             resend_interval: Default::default(),
+            timeout_ticks: Default::default(),
             resends_sent: Default::default(),
             sweeps: Default::default(),
             header: RegisterBlockHeader::new(block_type::TIMER, timer::VERSION, timer::BASE),
@@ -135,6 +142,10 @@ impl Logic for TimerBlock {
         self.resend_interval.next = self.value[2].q.val().get_bits::<8>(0);
         if self.value[2].q.val() == 0 {
             self.resend_interval.next = 1.into();
+        }
+        self.timeout_ticks.next = self.value[3].q.val().get_bits::<8>(0);
+        if self.value[3].q.val() == 0 {
+            self.timeout_ticks.next = 1.into();
         }
     }
 }

@@ -20,6 +20,8 @@ use crate::rx::parser::RxVerdict;
 pub const COUNTERS: usize = RxVerdict::ALL.len();
 /// Number of RX path counters that follow them.
 pub const PATH_COUNTERS: usize = rx_counters::PATH_COUNTERS.len();
+/// The sender's counters, from word 39 (after DATA_ACCEPTED).
+pub const SENDER_COUNTERS: usize = rx_counters::SENDER_COUNTERS.len();
 
 #[derive(LogicBlock)]
 pub struct RxCounters {
@@ -37,6 +39,8 @@ pub struct RxCounters {
     pub rd_data: Signal<Out, Bits<32>>,
     /// The RX path's own counters, in `rx_counters::PATH_COUNTERS` order.
     pub path: [Signal<In, Bits<32>>; PATH_COUNTERS],
+    /// The sender side's, in `rx_counters::SENDER_COUNTERS` order.
+    pub sender: [Signal<In, Bits<32>>; SENDER_COUNTERS],
     /// One cycle per DATA packet the RX engine takes.
     pub data_accepted: Signal<In, bool>,
     data_accepted_count: DFF<Bits<32>>,
@@ -72,6 +76,10 @@ impl Default for RxCounters {
             rx_counters::FIRST_COUNTER + 4 * COUNTERS as u32,
             rx_counters::PATH_COUNTERS[0]
         );
+        for (i, &r) in rx_counters::SENDER_COUNTERS.iter().enumerate() {
+            assert_eq!(r, (39 + i as u32) * 4, "sender counters from word 39");
+        }
+        assert!(39 + SENDER_COUNTERS <= 64, "the read mux has 64 words");
         for (i, &r) in rx_counters::PATH_COUNTERS.iter().enumerate() {
             assert_eq!(
                 r,
@@ -88,6 +96,7 @@ impl Default for RxCounters {
             select: Default::default(),
             rd_data: Default::default(),
             path: Default::default(),
+            sender: Default::default(),
             header: RegisterBlockHeader::new(
                 block_type::RX_COUNTERS,
                 rx_counters::VERSION,
@@ -138,6 +147,9 @@ impl Logic for RxCounters {
             self.data_accepted_count.d.next = 0.into();
         }
         self.word[38].next = self.data_accepted_count.q.val();
+        for i in 0..SENDER_COUNTERS {
+            self.word[39 + i].next = self.sender[i].val();
+        }
         for j in 0..32 {
             self.rd_l1[j].next = self.word[2 * j].val();
             if self.offset.val().get_bit(2) {

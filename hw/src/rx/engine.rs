@@ -10,13 +10,15 @@
 //!   HEAD      take beats 0 and 1; the header window they make gives every
 //!             field (`HeaderFields`); beat 1 is kept, its lanes 26.. are the
 //!             first payload bytes. A one-beat frame is a control packet.
-//!   DECIDE    control packets: a GRANT goes to the TX engine (which owns
-//!             outbound messages); a NEED_ACK is looked up and, unless its
-//!             RPC is still here (its response not all in), answered with an
-//!             ACK (the control sender builds it); CUTOFFS go to the sender
-//!             side (the peer's cutoffs set its unscheduled priority); the
-//!             rest are counted together (the timers' issue will serve
-//!             RESEND, BUSY, ACK, RPC_UNKNOWN).
+//!   DECIDE    control packets: GRANT, RESEND and ACK go to the TX engine
+//!             (which owns outbound messages) as sender events; a NEED_ACK
+//!             is looked up and, unless its RPC is still here (its response
+//!             not all in), answered with an ACK (the control sender builds
+//!             it); CUTOFFS go to the sender side (the peer's cutoffs set its
+//!             unscheduled priority); the rest (BUSY, RPC_UNKNOWN, FREEZE)
+//!             are counted together. A DATA packet's ack field, when set,
+//!             goes to the TX engine too (the server's response it names is
+//!             done with).
 //!             DATA: an open endpoint's port, a message of 1 to 1,000,000
 //!             bytes, payload inside it; and not a late copy of a message
 //!             completed in the last `RECENT` (its key is remembered: without
@@ -29,7 +31,9 @@
 //!   STATE     the slot's record. A new message takes its bpages now, all
 //!             ceil(length / 64 KiB) of them (ALLOC, two cycles each; if the
 //!             pool has fewer, the packet is dropped and the RPC forgotten),
-//!             and its peer is written where GRANTs are built; if its DATA
+//!             and its peer is written where GRANTs are built; a new
+//!             response tells the TX engine that the request it answers is
+//!             done with (the server has it all); if its DATA
 //!             carries a cutoff version other than ours, the peer gets our
 //!             CUTOFFS (once per new message: HomaModule sends at most one
 //!             per peer per timer tick).
@@ -52,8 +56,10 @@
 //!             every message: a shortcut for one-bpage messages hung a
 //!             host-lib run and was taken out), hand the completion over,
 //!             REMOVE the RPC, remember its key. A response completes the
-//!             card's RPC as a client: the server is owed an ack, which the
-//!             sender side puts in its next DATA to that peer.
+//!             card's RPC as a client: the server is owed an ack, sent at
+//!             once as an ACK packet (so the server can free the response
+//!             now) and again in the next DATA to that peer (HomaModule's
+//!             way; either may be lost).
 //!
 //! The record of what arrived (per slot, in `rpc_state`): the length, the
 //! prefix (bytes [0, prefix) all in), the bytes received, and up to `GAPS`
@@ -89,7 +95,7 @@ use crate::leaf::header_fields::HeaderFields;
 use crate::regmap::endpoint;
 use crate::rx::bpage_pool::FREE_BITS;
 use crate::rx::rpc_table::{RpcOp, KEY_BITS, SLOT_BITS};
-use crate::tx::engine::CUTOFF_VERSION;
+use crate::tx::engine::{sender_event, CUTOFF_VERSION};
 use homa_wire::layout::{data, HOMA_OFFSET};
 use homa_wire::PacketType;
 
@@ -195,10 +201,15 @@ pub struct RxEngine {
     pub m_evt_incoming: Signal<Out, Bits<LEN_BITS>>,
     /// GRANTs received, to the sender side (a strobe): the RPC's key as this
     /// card knows it, the granted offset and the priority.
-    pub m_grant_valid: Signal<Out, bool>,
-    pub m_grant_key: Signal<Out, Bits<KEY_BITS>>,
-    pub m_grant_offset: Signal<Out, Bits<32>>,
-    pub m_grant_priority: Signal<Out, Bits<3>>,
+    /// Sender events to the TX engine (a strobe; `tx::engine::sender_event`
+    /// names the kinds): the outbound message's key there (peer IP, 0, local
+    /// port, local id) and a GRANT's or RESEND's fields.
+    pub m_sender_valid: Signal<Out, bool>,
+    pub m_sender_kind: Signal<Out, Bits<2>>,
+    pub m_sender_key: Signal<Out, Bits<KEY_BITS>>,
+    pub m_sender_offset: Signal<Out, Bits<32>>,
+    pub m_sender_length: Signal<Out, Bits<32>>,
+    pub m_sender_priority: Signal<Out, Bits<3>>,
     /// Answer a NEED_ACK with an ACK (a strobe): the server and our RPC id.
     pub m_ack_valid: Signal<Out, bool>,
     pub m_ack_mac: Signal<Out, Bits<48>>,
@@ -247,7 +258,9 @@ pub struct RxEngine {
     pub grants_received: Signal<Out, Bits<32>>,
     pub cutoffs_received: Signal<Out, Bits<32>>,
     pub need_acks_received: Signal<Out, Bits<32>>,
-    pub drop_control: Signal<Out, Bits<32>>,
+    pub resends_received: Signal<Out, Bits<32>>,
+    pub acks_received: Signal<Out, Bits<32>>,
+    pub other_control: Signal<Out, Bits<32>>,
     pub drop_no_endpoint: Signal<Out, Bits<32>>,
     pub drop_rpc_full: Signal<Out, Bits<32>>,
     pub drop_no_bpage: Signal<Out, Bits<32>>,
@@ -316,11 +329,22 @@ pub struct RxEngine {
     recent_next: DFF<Bits<3>>,
     messages_count: DFF<Bits<32>>,
     grants_count: DFF<Bits<32>>,
+    resends_count: DFF<Bits<32>>,
+    acks_count: DFF<Bits<32>>,
+    /// The key of the outbound message a GRANT, RESEND or ACK names, and
+    /// the one a DATA packet's ack field names.
+    sender_key: Signal<Local, Bits<KEY_BITS>>,
+    ack_key: Signal<Local, Bits<KEY_BITS>>,
+    ev_grant: Constant<Bits<2>>,
+    ev_resend: Constant<Bits<2>>,
+    ev_acked: Constant<Bits<2>>,
+    type_resend: Constant<Bits<8>>,
+    type_ack: Constant<Bits<8>>,
     cutoffs_count: DFF<Bits<32>>,
     need_acks_count: DFF<Bits<32>>,
     /// The frame is a NEED_ACK being looked up.
     need_ack: DFF<bool>,
-    drop_control_count: DFF<Bits<32>>,
+    other_control_count: DFF<Bits<32>>,
     drop_no_endpoint_count: DFF<Bits<32>>,
     drop_rpc_full_count: DFF<Bits<32>>,
     drop_no_bpage_count: DFF<Bits<32>>,
@@ -486,10 +510,23 @@ impl Default for RxEngine {
             m_evt_length: Default::default(),
             m_evt_received: Default::default(),
             m_evt_incoming: Default::default(),
-            m_grant_valid: Default::default(),
-            m_grant_key: Default::default(),
-            m_grant_offset: Default::default(),
-            m_grant_priority: Default::default(),
+            m_sender_valid: Default::default(),
+            m_sender_kind: Default::default(),
+            m_sender_key: Default::default(),
+            m_sender_offset: Default::default(),
+            m_sender_length: Default::default(),
+            m_sender_priority: Default::default(),
+            resends_received: Default::default(),
+            acks_received: Default::default(),
+            resends_count: Default::default(),
+            acks_count: Default::default(),
+            sender_key: Default::default(),
+            ack_key: Default::default(),
+            ev_grant: Constant::new((sender_event::GRANT as u64).to_bits()),
+            ev_resend: Constant::new((sender_event::RESEND as u64).to_bits()),
+            ev_acked: Constant::new((sender_event::ACKED as u64).to_bits()),
+            type_resend: c8(PacketType::Resend as u8),
+            type_ack: c8(PacketType::Ack as u8),
             m_peer_valid: Default::default(),
             m_peer_stale_cutoffs: Default::default(),
             m_watch_valid: Default::default(),
@@ -523,7 +560,7 @@ impl Default for RxEngine {
             messages: Default::default(),
             grants_received: Default::default(),
             cutoffs_received: Default::default(),
-            drop_control: Default::default(),
+            other_control: Default::default(),
             drop_no_endpoint: Default::default(),
             drop_rpc_full: Default::default(),
             drop_no_bpage: Default::default(),
@@ -582,7 +619,7 @@ impl Default for RxEngine {
             m_ack_server_port: Default::default(),
             m_ack_local_port: Default::default(),
             m_ack_client_id: Default::default(),
-            drop_control_count: Default::default(),
+            other_control_count: Default::default(),
             drop_no_endpoint_count: Default::default(),
             drop_rpc_full_count: Default::default(),
             drop_no_bpage_count: Default::default(),
@@ -711,10 +748,12 @@ impl Logic for RxEngine {
             last_valid,
             messages_count,
             grants_count,
+            resends_count,
+            acks_count,
             cutoffs_count,
             need_acks_count,
             need_ack,
-            drop_control_count,
+            other_control_count,
             drop_no_endpoint_count,
             drop_rpc_full_count,
             drop_no_bpage_count,
@@ -866,11 +905,19 @@ impl Logic for RxEngine {
         self.pages.read_address.next = self.page_addr_first.val();
         self.bpage_pop.next = false;
 
-        // ---- GRANTs to the sender side ----
-        self.m_grant_valid.next = false;
-        self.m_grant_key.next = self.key.val();
-        self.m_grant_offset.next = self.fields.offset.val();
-        self.m_grant_priority.next = self.fields.ctl_priority.val().get_bits::<3>(0);
+        // ---- sender events ----
+        self.sender_key.next = (bit_cast::<128, 32>(self.fields.src_ip.val()) << 96)
+            | (bit_cast::<128, 16>(self.fields.dport.val()) << 64)
+            | bit_cast::<128, 64>(self.fields.sender_id.val() ^ 1);
+        self.ack_key.next = (bit_cast::<128, 32>(self.fields.src_ip.val()) << 96)
+            | (bit_cast::<128, 16>(self.fields.ack_server_port.val()) << 64)
+            | bit_cast::<128, 64>(self.fields.ack_client_id.val() ^ 1);
+        self.m_sender_valid.next = false;
+        self.m_sender_kind.next = self.ev_grant.val();
+        self.m_sender_key.next = self.sender_key.val();
+        self.m_sender_offset.next = self.fields.offset.val();
+        self.m_sender_length.next = self.fields.length.val();
+        self.m_sender_priority.next = self.fields.ctl_priority.val().get_bits::<3>(0);
 
         // ---- ACKs for NEED_ACKs ----
         self.m_ack_valid.next = false;
@@ -1072,9 +1119,27 @@ impl Logic for RxEngine {
                 self.need_ack.d.next = true;
                 self.state.d.next = self.st_lookup.val();
             }
+            if (self.fields.packet_type.val() == self.type_data.val())
+                & (self.fields.ack_client_id.val() != 0)
+            {
+                // An ack riding in DATA: that response is done with.
+                self.m_sender_valid.next = true;
+                self.m_sender_kind.next = self.ev_acked.val();
+                self.m_sender_key.next = self.ack_key.val();
+            }
             if self.fields.packet_type.val() == self.type_grant.val() {
                 self.grants_count.d.next = self.grants_count.q.val() + 1;
-                self.m_grant_valid.next = true;
+                self.m_sender_valid.next = true;
+            } else if self.fields.packet_type.val() == self.type_resend.val() {
+                self.resends_count.d.next = self.resends_count.q.val() + 1;
+                self.m_sender_valid.next = true;
+                self.m_sender_kind.next = self.ev_resend.val();
+            } else if self.fields.packet_type.val() == self.type_ack.val() {
+                // The RPC the ACK's header names (the acks in its body are
+                // not read: the card's own ACKs name the same one).
+                self.acks_count.d.next = self.acks_count.q.val() + 1;
+                self.m_sender_valid.next = true;
+                self.m_sender_kind.next = self.ev_acked.val();
             } else if self.fields.packet_type.val() == self.type_cutoffs.val() {
                 self.cutoffs_count.d.next = self.cutoffs_count.q.val() + 1;
                 self.m_cutoffs_valid.next = true;
@@ -1085,7 +1150,7 @@ impl Logic for RxEngine {
             } else if (self.fields.packet_type.val() != self.type_data.val())
                 & (self.fields.packet_type.val() != self.type_need_ack.val())
             {
-                self.drop_control_count.d.next = self.drop_control_count.q.val() + 1;
+                self.other_control_count.d.next = self.other_control_count.q.val() + 1;
             } else if !self.any_ep.val() {
                 self.drop_no_endpoint_count.d.next = self.drop_no_endpoint_count.q.val() + 1;
             } else if (self.fields.message_length.val() > self.max_message.val())
@@ -1162,6 +1227,9 @@ impl Logic for RxEngine {
                 } else {
                     self.m_peer_valid.next = true;
                 }
+                // A response begun: the request it answers is done with.
+                self.m_sender_valid.next = self.fields.sender_id.val().get_bit(0);
+                self.m_sender_kind.next = self.ev_acked.val();
             }
         } else if self.state.q.val() == self.st_alloc.val() {
             // Take one bpage; the pool shows the next one two cycles later.
@@ -1330,8 +1398,10 @@ impl Logic for RxEngine {
             self.m_cpl_valid.next = true;
             if self.m_cpl_ready.val() {
                 self.messages_count.d.next = self.messages_count.q.val() + 1;
-                // A response: our RPC as a client is done; ack it.
+                // A response: our RPC as a client is done; ack it, now and
+                // in the next DATA to that server.
                 self.m_owed_ack_valid.next = self.fields.sender_id.val().get_bit(0);
+                self.m_ack_valid.next = self.fields.sender_id.val().get_bit(0);
                 for r in 0..RECENT {
                     if self.recent_next.q.val() == self.recent_index[r].val() {
                         self.recent[r].d.next = self.key.val();
@@ -1368,9 +1438,11 @@ impl Logic for RxEngine {
 
         self.messages.next = self.messages_count.q.val();
         self.grants_received.next = self.grants_count.q.val();
+        self.resends_received.next = self.resends_count.q.val();
+        self.acks_received.next = self.acks_count.q.val();
         self.cutoffs_received.next = self.cutoffs_count.q.val();
         self.need_acks_received.next = self.need_acks_count.q.val();
-        self.drop_control.next = self.drop_control_count.q.val();
+        self.other_control.next = self.other_control_count.q.val();
         self.drop_no_endpoint.next = self.drop_no_endpoint_count.q.val();
         self.drop_rpc_full.next = self.drop_rpc_full_count.q.val();
         self.drop_no_bpage.next = self.drop_no_bpage_count.q.val();
@@ -1387,10 +1459,12 @@ impl Logic for RxEngine {
             }
             self.messages_count.d.next = 0.into();
             self.grants_count.d.next = 0.into();
+            self.resends_count.d.next = 0.into();
+            self.acks_count.d.next = 0.into();
             self.cutoffs_count.d.next = 0.into();
             self.need_acks_count.d.next = 0.into();
             self.need_ack.d.next = false;
-            self.drop_control_count.d.next = 0.into();
+            self.other_control_count.d.next = 0.into();
             self.drop_no_endpoint_count.d.next = 0.into();
             self.drop_rpc_full_count.d.next = 0.into();
             self.drop_no_bpage_count.d.next = 0.into();

@@ -1,9 +1,11 @@
 //! TX engine: takes descriptors from the endpoints' TX rings and keeps many
 //! outbound messages in flight at once, sending packet by packet the one the
 //! send scheduler chooses (SRPT among messages with granted bytes), raising
-//! each message's granted offset when the receiver's GRANTs come in, and
-//! reporting each message in its endpoint's completion ring once its last
-//! byte has left.
+//! each message's granted offset when the receiver's GRANTs come in,
+//! sending again what a receiver's RESEND asks for, and reporting each
+//! message in its endpoint's completion ring once the card no longer needs
+//! its bytes: its receiver has acknowledged it (or, for a request, begun the
+//! response), or it has been silent for `timeout_ticks`.
 //!
 //! DESIGN NOTES
 //! ------------
@@ -13,11 +15,24 @@
 //! sent, bytes granted, scheduled priority, birth). Two machines share them:
 //!
 //! The control machine, one thing at a time, in this order of precedence:
-//!   GRANT      a received GRANT (queued by the RX engine, `GRANT_QUEUE`
-//!              deep): look its message up, raise `granted` to the offset
-//!              (never past the message), take its priority, and tell the
-//!              send scheduler if the message just became eligible (else its
-//!              keys are unchanged). A GRANT for no message here is counted.
+//!   EVENT      a sender event from the RX engine (queued, `EVENT_QUEUE`
+//!              deep; more are dropped and counted), its message looked up
+//!              by key:
+//!              GRANT: raise `granted` to the offset (never past the
+//!              message), take its priority, and tell the send scheduler if
+//!              the message just became eligible (else its keys are
+//!              unchanged). A GRANT for no message here is counted.
+//!              RESEND [offset, offset + length): if bytes from `offset` have
+//!              been sent, go back: `sent` = offset, and the packets up to
+//!              `resend_end` = min(offset + length, `sent_max`) go again
+//!              (`retransmit` set), after which `sent` jumps back to
+//!              `sent_max`. A RESEND for bytes not sent yet needs nothing
+//!              (they are coming); one for no message here is counted.
+//!              ACKED: the message is done with; RELEASE it.
+//!   EXPIRED    the linger timer (below) names a slot: a message all sent
+//!              and silent for `timeout_ticks` is RELEASEd.
+//!   RELEASE    the message leaves the send scheduler and the table, and
+//!              its completion is written: the host may reuse its buffer.
 //!   DESCRIPTOR a fetched descriptor (fetched ahead, below): checked
 //!              (opcode, length 1..=1,000,000), INSERTed in `out_table`,
 //!              its progress initialised (granted = min(length,
@@ -29,10 +44,25 @@
 //!              `sent` to the first of +1424 bytes, `granted`, and the end of
 //!              the unscheduled bytes; its payload read is issued and the
 //!              packet queued as a job; `sent` advances and the scheduler
-//!              hears. The message's last packet REMOVEs it from the table.
+//!              hears. After a message's last packet it stays, for RESENDs,
+//!              until RELEASEd.
 //! The streamer, beside it: takes the jobs in order, hands each header to
 //! the header builder and streams its payload from the read responses to
-//! the framer; after a message's last packet, its TX completion.
+//! the framer.
+//!
+//! Why a message stays after its last packet: a receiver that lost a packet
+//! asks for it again (RESEND), and the payload is read again from the host,
+//! so the host's buffer must live until the receiver has everything, which
+//! only the receiver knows: HomaModule's rule is that a server keeps its
+//! response until the client acknowledges it, and a client keeps its request
+//! until the response comes. The RX engine turns each sign of that into an
+//! ACKED event: an ACK packet, an ack riding in a DATA packet, the first
+//! packet of a response. `linger` (a `ResendTimer`, whose per-slot silence
+//! count is exactly what is needed) watches every message all sent: after
+//! `timeout_ticks` ticks with neither an ack nor a RESEND, the receiver has
+//! everything or is gone, and the message is released anyway, so no buffer
+//! is held forever. The completion therefore comes when the message is
+//! released, not when its last packet leaves.
 //!
 //! So a packet is chosen up to `JOBS` packets before it leaves (its payload
 //! read is in flight meanwhile: the PCIe round trip hides behind the link);
@@ -50,7 +80,7 @@
 //! MAC corrupts the FCS) and marks the message failed (`failed` holds the
 //! failed message's birth, so a reused slot starts clean); the control
 //! machine then drops the message at its next pick and completes it with
-//! DMA_ERROR (or the streamer does, if the failed packet was its last).
+//! DMA_ERROR (or at its release, if the failed packet was its last).
 //!
 //! Per peer (`peers`, see `peer_state`): the cutoffs its CUTOFFS announced,
 //! looked up when a descriptor is taken, give the message's unscheduled
@@ -59,12 +89,15 @@
 //! response the card received as a client) rides in the next DATA packet to
 //! it, looked up when the packet is chosen.
 //!
-//! Not yet here: retransmission (RESEND).
+//! Not yet here: NEED_ACK (a server's request for a lost ack: the linger
+//! timeout stands in for it), BUSY, RPC_UNKNOWN for a RESEND of a message
+//! released.
 
 use rust_hdl::prelude::*;
 
 use crate::host_abi::{completion, tx_desc};
 use crate::regmap::endpoint;
+use crate::rx::resend_timer::ResendTimer;
 use crate::rx::rpc_table::{RpcOp, RpcTable, KEY_BITS, SLOT_BITS};
 use crate::sched::send_scheduler::SendScheduler;
 use crate::tx::peer_state::PeerState;
@@ -102,13 +135,31 @@ pub const DESC_BATCH: usize = 4;
 /// model) at line rate (an MTU frame every 30.8 cycles: 6.5 of them), and no
 /// more, since a message that becomes more urgent waits behind them.
 pub const JOBS: usize = 8;
-/// GRANTs waiting for the control machine at most (more are dropped and
-/// counted; the receiver grants again with its next packet).
-pub const GRANT_QUEUE: usize = 8;
+/// Sender events waiting for the control machine at most (more are dropped
+/// and counted: the receiver grants again with its next packet, and asks
+/// again for what it still misses; an ack lost here leaves the message to
+/// the linger timer).
+pub const EVENT_QUEUE: usize = 8;
+
+/// What the RX engine tells the sender side about an outbound message
+/// (`s_event_kind`).
+pub mod sender_event {
+    /// A GRANT: offset and priority.
+    pub const GRANT: u8 = 0;
+    /// A RESEND: offset, length (all ones: everything sent) and priority.
+    pub const RESEND: u8 = 1;
+    /// The receiver has the message: an ACK, an ack in DATA, or (for a
+    /// request) the first packet of its response.
+    pub const ACKED: u8 = 2;
+}
+/// Internal: the linger timer named the message's slot.
+const EXPIRED: u64 = 3;
 
 /// Progress record: sent [19:0], granted [39:20], priority [42:40], birth
-/// [74:43], unscheduled priority [77:75], cutoff version [93:78].
-const PROGRESS_BITS: usize = 94;
+/// [74:43], unscheduled priority [77:75], cutoff version [93:78], sent_max
+/// (bytes ever sent) [113:94], resend_end [133:114] (while `sent` <
+/// `sent_max`, packets are resent up to here).
+const PROGRESS_BITS: usize = 134;
 /// Where the endpoint rides in the stored descriptor (bits 497:496: byte 62,
 /// which no descriptor field uses).
 const DESC_ENDPOINT_LSB: usize = 496;
@@ -133,13 +184,13 @@ mod ctl {
     pub const P_SCHED: u64 = 16;
     pub const P_REMOVE: u64 = 17;
     pub const P_REMOVE_WAIT: u64 = 18;
-    pub const P_FAIL_CPL: u64 = 19;
+    pub const P_CPL: u64 = 19;
+    pub const E_DECIDE: u64 = 20;
 }
 
 mod stream {
     pub const IDLE: u64 = 0;
     pub const STREAM: u64 = 1;
-    pub const COMPLETE: u64 = 2;
 }
 
 fn lsb(field: Field) -> Constant<Bits<16>> {
@@ -175,12 +226,20 @@ pub struct TxEngine {
     /// HomaModule's unsched_bytes (the grant block's register).
     pub cfg_unsched_bytes: Signal<In, Bits<20>>,
 
-    /// GRANTs received (from the RX engine; a strobe, no back-pressure): the
-    /// RPC's key as this card knows it, the offset and the priority.
-    pub s_grant_valid: Signal<In, bool>,
-    pub s_grant_key: Signal<In, Bits<KEY_BITS>>,
-    pub s_grant_offset: Signal<In, Bits<32>>,
-    pub s_grant_priority: Signal<In, Bits<3>>,
+    /// Sender events (from the RX engine; a strobe, no back-pressure): the
+    /// kind (`sender_event`), the outbound message's key (peer IP, local
+    /// port, local RPC id; the peer's port is 0, as an ack does not name
+    /// it), and the GRANT's or RESEND's fields.
+    pub s_event_valid: Signal<In, bool>,
+    pub s_event_kind: Signal<In, Bits<2>>,
+    pub s_event_key: Signal<In, Bits<KEY_BITS>>,
+    pub s_event_offset: Signal<In, Bits<32>>,
+    pub s_event_length: Signal<In, Bits<32>>,
+    pub s_event_priority: Signal<In, Bits<3>>,
+    /// One cycle per timer tick, and the ticks of silence after which a
+    /// message all sent is released (HomaModule's timeout_ticks).
+    pub tick: Signal<In, bool>,
+    pub cfg_timeout_ticks: Signal<In, Bits<8>>,
 
     /// DMA read requests (descriptors and payload).
     pub m_dma_rd_req_valid: Signal<Out, bool>,
@@ -245,11 +304,18 @@ pub struct TxEngine {
     pub m_cpl_endpoint: Signal<Out, Bits<2>>,
     pub m_cpl_record: Signal<Out, Bits<512>>,
 
-    /// Counters (wrap): GRANTs for no message in flight here; GRANTs dropped
-    /// for a full queue; messages in flight now.
+    /// Counters (wrap): GRANTs for no message in flight here; sender events
+    /// dropped for a full queue; RESENDs for no message here; packets sent
+    /// again; messages released by the linger timeout (no ack came);
+    /// messages held now (being sent, or sent and not yet released).
     pub grants_unknown: Signal<Out, Bits<32>>,
-    pub grants_dropped: Signal<Out, Bits<32>>,
+    pub events_dropped: Signal<Out, Bits<32>>,
+    pub resends_unknown: Signal<Out, Bits<32>>,
+    pub packets_retransmitted: Signal<Out, Bits<32>>,
+    pub lingers_expired: Signal<Out, Bits<32>>,
     pub messages_in_flight: Signal<Out, Bits<16>>,
+    /// The packet on offer to the header builder is sent again.
+    pub hdr_retransmit: Signal<Out, bool>,
     /// Acks carried in DATA packets; doorbells more than a ring ahead of
     /// what the card took, skipped (both wrap).
     pub acks_piggybacked: Signal<Out, Bits<32>>,
@@ -257,6 +323,8 @@ pub struct TxEngine {
 
     out_table: RpcTable,
     peers: PeerState,
+    /// Per slot: a message all sent, and its ticks of silence.
+    linger: ResendTimer,
     sched: SendScheduler,
     descs: RAM<Bits<512>, SLOT_BITS>,
     progress: RAM<Bits<PROGRESS_BITS>, SLOT_BITS>,
@@ -279,15 +347,20 @@ pub struct TxEngine {
     fetch_error: DFF<bool>,
     consumer: [DFF<Bits<32>>; ENDPOINTS],
 
-    // ---- GRANT queue ----
-    gq_key: [DFF<Bits<KEY_BITS>>; GRANT_QUEUE],
-    gq_offset: [DFF<Bits<32>>; GRANT_QUEUE],
-    gq_priority: [DFF<Bits<3>>; GRANT_QUEUE],
-    gq_head: DFF<Bits<3>>,
-    gq_tail: DFF<Bits<3>>,
-    gq_count: DFF<Bits<4>>,
+    // ---- the sender-event queue ----
+    eq_kind: [DFF<Bits<2>>; EVENT_QUEUE],
+    eq_key: [DFF<Bits<KEY_BITS>>; EVENT_QUEUE],
+    eq_offset: [DFF<Bits<32>>; EVENT_QUEUE],
+    eq_length: [DFF<Bits<32>>; EVENT_QUEUE],
+    eq_priority: [DFF<Bits<3>>; EVENT_QUEUE],
+    eq_head: DFF<Bits<3>>,
+    eq_tail: DFF<Bits<3>>,
+    eq_count: DFF<Bits<4>>,
     grants_unknown_count: DFF<Bits<32>>,
-    grants_dropped_count: DFF<Bits<32>>,
+    events_dropped_count: DFF<Bits<32>>,
+    resends_unknown_count: DFF<Bits<32>>,
+    retransmitted_count: DFF<Bits<32>>,
+    expired_count: DFF<Bits<32>>,
 
     // ---- the control machine ----
     ctl: DFF<Bits<5>>,
@@ -300,8 +373,19 @@ pub struct TxEngine {
     /// The packet just queued: its payload bytes.
     c_pkt_len: DFF<Bits<11>>,
     c_status: DFF<Bits<8>>,
+    /// The event being served: kind, offset (clamped to the largest
+    /// message), length, priority.
+    c_kind: DFF<Bits<2>>,
     c_grant_offset: DFF<Bits<20>>,
+    c_ev_length: DFF<Bits<32>>,
     c_grant_prio: DFF<Bits<3>>,
+    /// Progress fields of retransmission (see PROGRESS_BITS).
+    c_sent_max: DFF<Bits<20>>,
+    c_rend: DFF<Bits<20>>,
+    /// The packet just queued was the message's last, sent the first time.
+    c_first_done: DFF<bool>,
+    /// The message is being released (ACKED or EXPIRED).
+    c_release: DFF<bool>,
     birth_ctr: DFF<Bits<32>>,
     in_flight: DFF<Bits<16>>,
     c_failed: DFF<bool>,
@@ -319,7 +403,7 @@ pub struct TxEngine {
     j_len: [DFF<Bits<11>>; JOBS],
     j_level: [DFF<Bits<3>>; JOBS],
     j_incoming: [DFF<Bits<20>>; JOBS],
-    j_last: [DFF<bool>; JOBS],
+    j_retransmit: [DFF<bool>; JOBS],
     j_birth: [DFF<Bits<32>>; JOBS],
     j_version: [DFF<Bits<16>>; JOBS],
     /// The ack the packet carries (client id 0: none).
@@ -333,11 +417,6 @@ pub struct TxEngine {
     st: DFF<Bits<2>>,
     remaining: DFF<Bits<16>>,
     seg_error: DFF<bool>,
-    /// The last message whose payload read failed, by slot and birth.
-    fail_slot: DFF<Bits<SLOT_BITS>>,
-    fail_birth: DFF<Bits<32>>,
-    fail_any: DFF<bool>,
-    s_cpl_status: DFF<Bits<8>>,
     /// The completion on offer: an output register, so what the completion
     /// writer sees never depends on its own ready in the same cycle.
     cpl_valid: DFF<bool>,
@@ -367,19 +446,21 @@ pub struct TxEngine {
     h_len: Signal<Local, Bits<11>>,
     h_level: Signal<Local, Bits<3>>,
     h_incoming: Signal<Local, Bits<20>>,
-    h_last: Signal<Local, bool>,
+    h_retransmit: Signal<Local, bool>,
     h_birth: Signal<Local, Bits<32>>,
     h_version: Signal<Local, Bits<16>>,
     h_ack_id: Signal<Local, Bits<64>>,
     h_ack_port: Signal<Local, Bits<16>>,
-    /// The GRANT at the head of its queue.
-    g_key: Signal<Local, Bits<KEY_BITS>>,
-    g_offset: Signal<Local, Bits<32>>,
-    g_priority: Signal<Local, Bits<3>>,
+    /// The event at the head of its queue.
+    e_kind: Signal<Local, Bits<2>>,
+    e_key: Signal<Local, Bits<KEY_BITS>>,
+    e_offset: Signal<Local, Bits<32>>,
+    e_length: Signal<Local, Bits<32>>,
+    e_priority: Signal<Local, Bits<3>>,
     push_job: Signal<Local, bool>,
     pop_job: Signal<Local, bool>,
-    push_grant: Signal<Local, bool>,
-    pop_grant: Signal<Local, bool>,
+    push_event: Signal<Local, bool>,
+    pop_event: Signal<Local, bool>,
     /// Fields of `c_desc`.
     c_length: Signal<Local, Bits<32>>,
     c_len20: Signal<Local, Bits<20>>,
@@ -390,6 +471,12 @@ pub struct TxEngine {
     /// The packet being chosen: [c_sent, pkt_end).
     pkt_end: Signal<Local, Bits<20>>,
     pkt_len: Signal<Local, Bits<20>>,
+    /// The packet being chosen is sent again (`c_sent` < `c_sent_max`), and
+    /// the most it may reach: `c_rend` then, else the granted offset.
+    retx: Signal<Local, bool>,
+    pkt_cap: Signal<Local, Bits<20>>,
+    /// A RESEND's range, cut at what was sent: bytes sent from its offset.
+    resend_room: Signal<Local, Bits<20>>,
     progress_out: Signal<Local, Bits<PROGRESS_BITS>>,
     keep_shift: Signal<Local, Bits<16>>,
     record: Signal<Local, Bits<512>>,
@@ -436,9 +523,13 @@ pub struct TxEngine {
     desc_batch: Constant<Bits<32>>,
     batch_index: [Constant<Bits<3>>; DESC_BATCH],
     job_index: [Constant<Bits<3>>; JOBS],
-    gq_index: [Constant<Bits<3>>; GRANT_QUEUE],
+    eq_index: [Constant<Bits<3>>; EVENT_QUEUE],
     jobs_max: Constant<Bits<4>>,
-    gq_max: Constant<Bits<4>>,
+    eq_max: Constant<Bits<4>>,
+    ev_grant: Constant<Bits<2>>,
+    ev_resend: Constant<Bits<2>>,
+    ev_acked: Constant<Bits<2>>,
+    ev_expired: Constant<Bits<2>>,
     ctl_idle: Constant<Bits<5>>,
     ctl_g_lookup: Constant<Bits<5>>,
     ctl_g_wait: Constant<Bits<5>>,
@@ -458,10 +549,10 @@ pub struct TxEngine {
     ctl_p_sched: Constant<Bits<5>>,
     ctl_p_remove: Constant<Bits<5>>,
     ctl_p_remove_wait: Constant<Bits<5>>,
-    ctl_p_fail_cpl: Constant<Bits<5>>,
+    ctl_p_cpl: Constant<Bits<5>>,
+    ctl_e_decide: Constant<Bits<5>>,
     st_idle: Constant<Bits<2>>,
     st_stream: Constant<Bits<2>>,
-    st_complete: Constant<Bits<2>>,
 }
 
 impl Default for TxEngine {
@@ -478,7 +569,7 @@ impl Default for TxEngine {
             .iter()
             .all(|f| f.end() * 8 <= DESC_ENDPOINT_LSB));
         assert_eq!(JOBS, 8, "job indices are three bits");
-        assert_eq!(GRANT_QUEUE, 8, "grant queue indices are three bits");
+        assert_eq!(EVENT_QUEUE, 8, "event queue indices are three bits");
         let c8 = |v: u8| Constant::new((v as u64).to_bits());
         let c32 = |v: u64| Constant::new(v.to_bits());
         let c20 = |v: u64| Constant::new(v.to_bits());
@@ -494,10 +585,44 @@ impl Default for TxEngine {
             local_mac: Default::default(),
             local_ip: Default::default(),
             cfg_unsched_bytes: Default::default(),
-            s_grant_valid: Default::default(),
-            s_grant_key: Default::default(),
-            s_grant_offset: Default::default(),
-            s_grant_priority: Default::default(),
+            s_event_valid: Default::default(),
+            s_event_kind: Default::default(),
+            s_event_key: Default::default(),
+            s_event_offset: Default::default(),
+            s_event_length: Default::default(),
+            s_event_priority: Default::default(),
+            tick: Default::default(),
+            cfg_timeout_ticks: Default::default(),
+            events_dropped: Default::default(),
+            resends_unknown: Default::default(),
+            packets_retransmitted: Default::default(),
+            lingers_expired: Default::default(),
+            hdr_retransmit: Default::default(),
+            linger: Default::default(),
+            eq_kind: Default::default(),
+            eq_length: Default::default(),
+            events_dropped_count: Default::default(),
+            resends_unknown_count: Default::default(),
+            retransmitted_count: Default::default(),
+            expired_count: Default::default(),
+            c_kind: Default::default(),
+            c_ev_length: Default::default(),
+            c_sent_max: Default::default(),
+            c_rend: Default::default(),
+            c_first_done: Default::default(),
+            c_release: Default::default(),
+            j_retransmit: Default::default(),
+            h_retransmit: Default::default(),
+            e_kind: Default::default(),
+            e_length: Default::default(),
+            retx: Default::default(),
+            pkt_cap: Default::default(),
+            resend_room: Default::default(),
+            ev_grant: c2(sender_event::GRANT as u64),
+            ev_resend: c2(sender_event::RESEND as u64),
+            ev_acked: c2(sender_event::ACKED as u64),
+            ev_expired: c2(EXPIRED),
+            ctl_e_decide: c5(ctl::E_DECIDE),
             m_dma_rd_req_valid: Default::default(),
             m_dma_rd_req_ready: Default::default(),
             m_dma_rd_req_addr: Default::default(),
@@ -556,7 +681,6 @@ impl Default for TxEngine {
             m_cpl_endpoint: Default::default(),
             m_cpl_record: Default::default(),
             grants_unknown: Default::default(),
-            grants_dropped: Default::default(),
             messages_in_flight: Default::default(),
             out_table: Default::default(),
             sched: Default::default(),
@@ -582,14 +706,13 @@ impl Default for TxEngine {
             batch_index: std::array::from_fn(|k| Constant::new((k as u64).to_bits())),
             fetch_error: Default::default(),
             consumer: Default::default(),
-            gq_key: Default::default(),
-            gq_offset: Default::default(),
-            gq_priority: Default::default(),
-            gq_head: Default::default(),
-            gq_tail: Default::default(),
-            gq_count: Default::default(),
+            eq_key: Default::default(),
+            eq_offset: Default::default(),
+            eq_priority: Default::default(),
+            eq_head: Default::default(),
+            eq_tail: Default::default(),
+            eq_count: Default::default(),
             grants_unknown_count: Default::default(),
-            grants_dropped_count: Default::default(),
             ctl: Default::default(),
             c_slot: Default::default(),
             c_desc: Default::default(),
@@ -611,7 +734,6 @@ impl Default for TxEngine {
             j_len: Default::default(),
             j_level: Default::default(),
             j_incoming: Default::default(),
-            j_last: Default::default(),
             j_birth: Default::default(),
             j_head: Default::default(),
             j_tail: Default::default(),
@@ -619,10 +741,6 @@ impl Default for TxEngine {
             st: Default::default(),
             remaining: Default::default(),
             seg_error: Default::default(),
-            fail_slot: Default::default(),
-            fail_birth: Default::default(),
-            fail_any: Default::default(),
-            s_cpl_status: Default::default(),
             cpl_valid: Default::default(),
             cpl_record: Default::default(),
             cpl_endpoint: Default::default(),
@@ -637,15 +755,14 @@ impl Default for TxEngine {
             h_len: Default::default(),
             h_level: Default::default(),
             h_incoming: Default::default(),
-            h_last: Default::default(),
             h_birth: Default::default(),
-            g_key: Default::default(),
-            g_offset: Default::default(),
-            g_priority: Default::default(),
+            e_key: Default::default(),
+            e_offset: Default::default(),
+            e_priority: Default::default(),
             push_job: Default::default(),
             pop_job: Default::default(),
-            push_grant: Default::default(),
-            pop_grant: Default::default(),
+            push_event: Default::default(),
+            pop_event: Default::default(),
             c_length: Default::default(),
             c_len20: Default::default(),
             c_opcode: Default::default(),
@@ -697,9 +814,9 @@ impl Default for TxEngine {
             tag_descriptor: c8(TAG_DESCRIPTOR),
             tag_payload: c8(TAG_PAYLOAD),
             job_index: std::array::from_fn(|k| Constant::new((k as u64).to_bits())),
-            gq_index: std::array::from_fn(|k| Constant::new((k as u64).to_bits())),
+            eq_index: std::array::from_fn(|k| Constant::new((k as u64).to_bits())),
             jobs_max: Constant::new((JOBS as u64).to_bits()),
-            gq_max: Constant::new((GRANT_QUEUE as u64).to_bits()),
+            eq_max: Constant::new((EVENT_QUEUE as u64).to_bits()),
             ctl_idle: c5(ctl::IDLE),
             ctl_g_lookup: c5(ctl::G_LOOKUP),
             ctl_g_wait: c5(ctl::G_WAIT),
@@ -719,10 +836,9 @@ impl Default for TxEngine {
             ctl_p_sched: c5(ctl::P_SCHED),
             ctl_p_remove: c5(ctl::P_REMOVE),
             ctl_p_remove_wait: c5(ctl::P_REMOVE_WAIT),
-            ctl_p_fail_cpl: c5(ctl::P_FAIL_CPL),
+            ctl_p_cpl: c5(ctl::P_CPL),
             st_idle: c2(stream::IDLE),
             st_stream: c2(stream::STREAM),
-            st_complete: c2(stream::COMPLETE),
         }
     }
 }
@@ -741,11 +857,20 @@ impl Logic for TxEngine {
             fetch_got,
             fetch_taken,
             fetch_error,
-            gq_head,
-            gq_tail,
-            gq_count,
+            eq_head,
+            eq_tail,
+            eq_count,
             grants_unknown_count,
-            grants_dropped_count,
+            events_dropped_count,
+            resends_unknown_count,
+            retransmitted_count,
+            expired_count,
+            c_kind,
+            c_ev_length,
+            c_sent_max,
+            c_rend,
+            c_first_done,
+            c_release,
             ctl,
             c_slot,
             c_desc,
@@ -769,10 +894,6 @@ impl Logic for TxEngine {
             st,
             remaining,
             seg_error,
-            fail_slot,
-            fail_birth,
-            fail_any,
-            s_cpl_status,
             cpl_valid,
             cpl_record,
             cpl_endpoint
@@ -801,6 +922,18 @@ impl Logic for TxEngine {
         self.acks_piggybacked.next = self.peers.acks_piggybacked.val();
         self.doorbells_beyond_ring.next = self.doorbells_beyond_count.q.val();
         self.sched.cfg_pacer_fifo_fraction.next = self.pacer_fifo_fraction.val();
+        // The linger timer: its "RESEND" is the expiry of a slot's linger.
+        self.linger.clock.next = self.clock.val();
+        self.linger.reset.next = self.reset.val();
+        self.linger.tick.next = self.tick.val();
+        self.linger.cfg_resend_ticks.next = self.cfg_timeout_ticks.val();
+        self.linger.cfg_resend_interval.next = self.cfg_timeout_ticks.val();
+        self.linger.s_watch_valid.next = false;
+        self.linger.s_watch_slot.next = self.c_slot.q.val();
+        self.linger.s_watch_live.next = true;
+        self.linger.s_watch_from.next = 0.into();
+        self.linger.s_watch_to.next = 1.into();
+        self.linger.m_resend_ready.next = false;
 
         // ---- descriptor fetch: round robin over endpoints with work ----
         self.ring_slot.next = 0.into();
@@ -912,36 +1045,46 @@ impl Logic for TxEngine {
             }
         }
 
-        // ---- the GRANT queue ----
-        self.g_key.next = 0.into();
-        self.g_offset.next = 0.into();
-        self.g_priority.next = 0.into();
-        for k in 0..GRANT_QUEUE {
-            self.gq_key[k].clock.next = self.clock.val();
-            self.gq_key[k].d.next = self.gq_key[k].q.val();
-            self.gq_offset[k].clock.next = self.clock.val();
-            self.gq_offset[k].d.next = self.gq_offset[k].q.val();
-            self.gq_priority[k].clock.next = self.clock.val();
-            self.gq_priority[k].d.next = self.gq_priority[k].q.val();
-            if self.gq_head.q.val() == self.gq_index[k].val() {
-                self.g_key.next = self.gq_key[k].q.val();
-                self.g_offset.next = self.gq_offset[k].q.val();
-                self.g_priority.next = self.gq_priority[k].q.val();
+        // ---- the sender-event queue ----
+        self.e_kind.next = 0.into();
+        self.e_key.next = 0.into();
+        self.e_offset.next = 0.into();
+        self.e_length.next = 0.into();
+        self.e_priority.next = 0.into();
+        for k in 0..EVENT_QUEUE {
+            self.eq_kind[k].clock.next = self.clock.val();
+            self.eq_kind[k].d.next = self.eq_kind[k].q.val();
+            self.eq_key[k].clock.next = self.clock.val();
+            self.eq_key[k].d.next = self.eq_key[k].q.val();
+            self.eq_offset[k].clock.next = self.clock.val();
+            self.eq_offset[k].d.next = self.eq_offset[k].q.val();
+            self.eq_length[k].clock.next = self.clock.val();
+            self.eq_length[k].d.next = self.eq_length[k].q.val();
+            self.eq_priority[k].clock.next = self.clock.val();
+            self.eq_priority[k].d.next = self.eq_priority[k].q.val();
+            if self.eq_head.q.val() == self.eq_index[k].val() {
+                self.e_kind.next = self.eq_kind[k].q.val();
+                self.e_key.next = self.eq_key[k].q.val();
+                self.e_offset.next = self.eq_offset[k].q.val();
+                self.e_length.next = self.eq_length[k].q.val();
+                self.e_priority.next = self.eq_priority[k].q.val();
             }
         }
-        self.push_grant.next =
-            self.s_grant_valid.val() & (self.gq_count.q.val() != self.gq_max.val());
-        if self.s_grant_valid.val() & !self.push_grant.val() {
-            self.grants_dropped_count.d.next = self.grants_dropped_count.q.val() + 1;
+        self.push_event.next =
+            self.s_event_valid.val() & (self.eq_count.q.val() != self.eq_max.val());
+        if self.s_event_valid.val() & !self.push_event.val() {
+            self.events_dropped_count.d.next = self.events_dropped_count.q.val() + 1;
         }
-        for k in 0..GRANT_QUEUE {
-            if self.push_grant.val() & (self.gq_tail.q.val() == self.gq_index[k].val()) {
-                self.gq_key[k].d.next = self.s_grant_key.val();
-                self.gq_offset[k].d.next = self.s_grant_offset.val();
-                self.gq_priority[k].d.next = self.s_grant_priority.val();
+        for k in 0..EVENT_QUEUE {
+            if self.push_event.val() & (self.eq_tail.q.val() == self.eq_index[k].val()) {
+                self.eq_kind[k].d.next = self.s_event_kind.val();
+                self.eq_key[k].d.next = self.s_event_key.val();
+                self.eq_offset[k].d.next = self.s_event_offset.val();
+                self.eq_length[k].d.next = self.s_event_length.val();
+                self.eq_priority[k].d.next = self.s_event_priority.val();
             }
         }
-        self.pop_grant.next = false;
+        self.pop_event.next = false;
 
         // ---- the job queue's head ----
         self.h_desc.next = 0.into();
@@ -950,7 +1093,7 @@ impl Logic for TxEngine {
         self.h_len.next = 0.into();
         self.h_level.next = 0.into();
         self.h_incoming.next = 0.into();
-        self.h_last.next = false;
+        self.h_retransmit.next = false;
         self.h_birth.next = 0.into();
         self.h_version.next = 0.into();
         self.h_ack_id.next = 0.into();
@@ -974,8 +1117,8 @@ impl Logic for TxEngine {
             self.j_level[k].d.next = self.j_level[k].q.val();
             self.j_incoming[k].clock.next = self.clock.val();
             self.j_incoming[k].d.next = self.j_incoming[k].q.val();
-            self.j_last[k].clock.next = self.clock.val();
-            self.j_last[k].d.next = self.j_last[k].q.val();
+            self.j_retransmit[k].clock.next = self.clock.val();
+            self.j_retransmit[k].d.next = self.j_retransmit[k].q.val();
             self.j_birth[k].clock.next = self.clock.val();
             self.j_birth[k].d.next = self.j_birth[k].q.val();
             if self.j_head.q.val() == self.job_index[k].val() {
@@ -985,7 +1128,7 @@ impl Logic for TxEngine {
                 self.h_len.next = self.j_len[k].q.val();
                 self.h_level.next = self.j_level[k].q.val();
                 self.h_incoming.next = self.j_incoming[k].q.val();
-                self.h_last.next = self.j_last[k].q.val();
+                self.h_retransmit.next = self.j_retransmit[k].q.val();
                 self.h_birth.next = self.j_birth[k].q.val();
                 self.h_version.next = self.j_version[k].q.val();
                 self.h_ack_id.next = self.j_ack_id[k].q.val();
@@ -1018,20 +1161,15 @@ impl Logic for TxEngine {
                 self.c_port.next = self.ep_port[i].val();
             }
         }
-        // The message's key as a GRANT names it: peer IP, peer port, our
-        // port, our RPC id.
+        // The message's key as a sender event names it: peer IP, 0 (an ack
+        // does not name the peer's port; RPC ids are unique per client
+        // host), our port, our RPC id.
         self.c_key.next = (bit_cast::<128, 32>(
             self.c_desc
                 .q
                 .val()
                 .get_bits::<32>(self.at_peer_ip.val().index()),
         ) << 96)
-            | (bit_cast::<128, 16>(
-                self.c_desc
-                    .q
-                    .val()
-                    .get_bits::<16>(self.at_peer_port.val().index()),
-            ) << 80)
             | (bit_cast::<128, 16>(self.c_port.val()) << 64)
             | bit_cast::<128, 64>(
                 self.c_desc
@@ -1039,11 +1177,17 @@ impl Logic for TxEngine {
                     .val()
                     .get_bits::<64>(self.at_rpc_id.val().index()),
             );
-        // The next packet: up to a full segment, the granted offset and (for
-        // unscheduled bytes) the end of the unscheduled part.
+        // The next packet: up to a full segment, the granted offset (or,
+        // resending, the end of the range asked for) and (for unscheduled
+        // bytes) the end of the unscheduled part.
+        self.retx.next = self.c_sent.q.val() < self.c_sent_max.q.val();
+        self.pkt_cap.next = self.c_granted.q.val();
+        if self.retx.val() {
+            self.pkt_cap.next = self.c_rend.q.val();
+        }
         self.pkt_end.next = self.c_sent.q.val() + self.max_segment.val();
-        if self.c_granted.q.val() < self.pkt_end.val() {
-            self.pkt_end.next = self.c_granted.q.val();
+        if self.pkt_cap.val() < self.pkt_end.val() {
+            self.pkt_end.next = self.pkt_cap.val();
         }
         if (self.c_sent.q.val() < self.cfg_unsched_bytes.val())
             & (self.cfg_unsched_bytes.val() < self.pkt_end.val())
@@ -1056,7 +1200,10 @@ impl Logic for TxEngine {
             | (bit_cast::<PROGRESS_BITS, 3>(self.c_prio.q.val()) << 40)
             | (bit_cast::<PROGRESS_BITS, 32>(self.c_birth.q.val()) << 43)
             | (bit_cast::<PROGRESS_BITS, 3>(self.c_ulevel.q.val()) << 75)
-            | (bit_cast::<PROGRESS_BITS, 16>(self.c_version.q.val()) << 78);
+            | (bit_cast::<PROGRESS_BITS, 16>(self.c_version.q.val()) << 78)
+            | (bit_cast::<PROGRESS_BITS, 20>(self.c_sent_max.q.val()) << 94)
+            | (bit_cast::<PROGRESS_BITS, 20>(self.c_rend.q.val()) << 114);
+        self.resend_room.next = self.c_sent_max.q.val() - self.c_grant_offset.q.val();
         // The peer's cutoffs for the descriptor being taken (D_CHECK on: the
         // answer is in by D_WAIT's end, the RPC table taking 3 cycles).
         self.peers.q_ip.next = self
@@ -1144,13 +1291,23 @@ impl Logic for TxEngine {
 
         // ---- the control machine ----
         if self.ctl.q.val() == self.ctl_idle.val() {
-            if self.gq_count.q.val() != 0 {
-                self.c_grant_offset.d.next = self.g_offset.val().get_bits::<20>(0);
-                if self.g_offset.val() > self.max_message.val() {
+            self.c_release.d.next = false;
+            self.c_first_done.d.next = false;
+            if self.eq_count.q.val() != 0 {
+                self.c_kind.d.next = self.e_kind.val();
+                self.c_grant_offset.d.next = self.e_offset.val().get_bits::<20>(0);
+                if self.e_offset.val() > self.max_message.val() {
                     self.c_grant_offset.d.next = self.max_message.val().get_bits::<20>(0);
                 }
-                self.c_grant_prio.d.next = self.g_priority.val();
+                self.c_ev_length.d.next = self.e_length.val();
+                self.c_grant_prio.d.next = self.e_priority.val();
                 self.ctl.d.next = self.ctl_g_lookup.val();
+            } else if self.linger.m_resend_valid.val() {
+                // A message silent for timeout_ticks (if still all sent).
+                self.linger.m_resend_ready.next = true;
+                self.c_kind.d.next = self.ev_expired.val();
+                self.c_slot.d.next = self.linger.m_resend_slot.val();
+                self.ctl.d.next = self.ctl_g_read.val();
             } else if self.fetch.q.val() == 4 {
                 // The batch's next descriptor, with its endpoint in byte 62.
                 self.c_desc.d.next = self.f_head.val()
@@ -1176,9 +1333,9 @@ impl Logic for TxEngine {
         } else if self.ctl.q.val() == self.ctl_g_lookup.val() {
             self.out_table.s_req_valid.next = true;
             self.out_table.s_req_op.next = self.op_lookup.val();
-            self.out_table.s_req_key.next = self.g_key.val();
+            self.out_table.s_req_key.next = self.e_key.val();
             if self.out_table.s_req_ready.val() {
-                self.pop_grant.next = true;
+                self.pop_event.next = true;
                 self.ctl.d.next = self.ctl_g_wait.val();
             }
         } else if self.ctl.q.val() == self.ctl_g_wait.val() {
@@ -1186,7 +1343,14 @@ impl Logic for TxEngine {
                 self.c_slot.d.next = self.out_table.m_rsp_slot.val();
                 self.ctl.d.next = self.ctl_g_read.val();
                 if !self.out_table.m_rsp_hit.val() {
-                    self.grants_unknown_count.d.next = self.grants_unknown_count.q.val() + 1;
+                    // (An ack for a message gone is normal: acks come twice.)
+                    if self.c_kind.q.val() == self.ev_grant.val() {
+                        self.grants_unknown_count.d.next = self.grants_unknown_count.q.val() + 1;
+                    }
+                    if self.c_kind.q.val() == self.ev_resend.val() {
+                        self.resends_unknown_count.d.next =
+                            self.resends_unknown_count.q.val() + 1;
+                    }
                     self.ctl.d.next = self.ctl_idle.val();
                 }
             }
@@ -1197,16 +1361,58 @@ impl Logic for TxEngine {
             self.c_desc.d.next = self.descs.read_data.val();
             self.c_sent.d.next = self.progress.read_data.val().get_bits::<20>(0);
             self.c_granted.d.next = self.progress.read_data.val().get_bits::<20>(20);
-            self.c_prio.d.next = self.c_grant_prio.q.val();
+            self.c_prio.d.next = self.progress.read_data.val().get_bits::<3>(40);
             self.c_birth.d.next = self.progress.read_data.val().get_bits::<32>(43);
             self.c_ulevel.d.next = self.progress.read_data.val().get_bits::<3>(75);
             self.c_version.d.next = self.progress.read_data.val().get_bits::<16>(78);
+            self.c_sent_max.d.next = self.progress.read_data.val().get_bits::<20>(94);
+            self.c_rend.d.next = self.progress.read_data.val().get_bits::<20>(114);
+            self.c_failed.d.next =
+                self.failed.read_data.val() == self.progress.read_data.val().get_bits::<32>(43);
             self.c_was_eligible.d.next = self.progress.read_data.val().get_bits::<20>(0)
                 < self.progress.read_data.val().get_bits::<20>(20);
-            if self.c_grant_offset.q.val() > self.progress.read_data.val().get_bits::<20>(20) {
-                self.c_granted.d.next = self.c_grant_offset.q.val();
+            self.ctl.d.next = self.ctl_e_decide.val();
+            if self.c_kind.q.val() == self.ev_grant.val() {
+                self.c_prio.d.next = self.c_grant_prio.q.val();
+                if self.c_grant_offset.q.val()
+                    > self.progress.read_data.val().get_bits::<20>(20)
+                {
+                    self.c_granted.d.next = self.c_grant_offset.q.val();
+                }
+                self.ctl.d.next = self.ctl_g_sched.val();
             }
-            self.ctl.d.next = self.ctl_g_sched.val();
+        } else if self.ctl.q.val() == self.ctl_e_decide.val() {
+            // RESEND, ACKED or EXPIRED, the message's record in registers.
+            self.ctl.d.next = self.ctl_idle.val();
+            if self.c_kind.q.val() == self.ev_resend.val() {
+                if self.c_grant_offset.q.val() < self.c_sent_max.q.val() {
+                    // Back to the offset asked for; resend up to the range's
+                    // end or what was ever sent, whichever comes first.
+                    self.c_sent.d.next = self.c_grant_offset.q.val();
+                    self.c_rend.d.next = self.c_sent_max.q.val();
+                    if self.c_ev_length.q.val() < bit_cast::<32, 20>(self.resend_room.val()) {
+                        self.c_rend.d.next =
+                            self.c_grant_offset.q.val() + self.c_ev_length.q.val().get_bits::<20>(0);
+                    }
+                    // The receiver is alive and waiting: its silence starts again.
+                    self.linger.s_watch_valid.next = self.c_sent_max.q.val() == self.c_len20.val();
+                    self.c_was_eligible.d.next = false;
+                    self.ctl.d.next = self.ctl_g_sched.val();
+                }
+            } else if (self.c_kind.q.val() == self.ev_acked.val())
+                | ((self.c_sent_max.q.val() == self.c_len20.val())
+                    & (self.c_sent.q.val() == self.c_sent_max.q.val()))
+            {
+                // Released: out of the scheduler (granted = sent: not
+                // eligible), out of the table, completed.
+                self.c_release.d.next = true;
+                self.c_granted.d.next = self.c_sent.q.val();
+                self.c_status.d.next = self.status_ok.val();
+                if self.c_failed.q.val() {
+                    self.c_status.d.next = self.status_dma_error.val();
+                }
+                self.ctl.d.next = self.ctl_p_sched.val();
+            }
         } else if self.ctl.q.val() == self.ctl_g_sched.val() {
             // Granted never past the message.
             if self.c_granted.q.val() > self.c_len20.val() {
@@ -1252,6 +1458,8 @@ impl Logic for TxEngine {
                     self.c_granted.d.next = self.c_len20.val();
                 }
                 self.c_prio.d.next = 0.into();
+                self.c_sent_max.d.next = 0.into();
+                self.c_rend.d.next = 0.into();
                 self.c_ulevel.d.next = self.peers.q_level.val();
                 self.c_version.d.next = self.peers.q_version.val();
                 self.c_birth.d.next = self.birth_ctr.q.val();
@@ -1276,7 +1484,7 @@ impl Logic for TxEngine {
                 self.ctl.d.next = self.ctl_idle.val();
             }
         } else if (self.ctl.q.val() == self.ctl_d_cpl.val())
-            | (self.ctl.q.val() == self.ctl_p_fail_cpl.val())
+            | (self.ctl.q.val() == self.ctl_p_cpl.val())
         {
             // Left below, once the completion is loaded for the writer.
         } else if self.ctl.q.val() == self.ctl_p_pick.val() {
@@ -1303,6 +1511,8 @@ impl Logic for TxEngine {
             self.c_birth.d.next = self.progress.read_data.val().get_bits::<32>(43);
             self.c_ulevel.d.next = self.progress.read_data.val().get_bits::<3>(75);
             self.c_version.d.next = self.progress.read_data.val().get_bits::<16>(78);
+            self.c_sent_max.d.next = self.progress.read_data.val().get_bits::<20>(94);
+            self.c_rend.d.next = self.progress.read_data.val().get_bits::<20>(114);
             self.c_failed.d.next =
                 self.failed.read_data.val() == self.progress.read_data.val().get_bits::<32>(43);
             self.ctl.d.next = self.ctl_p_issue.val();
@@ -1328,17 +1538,29 @@ impl Logic for TxEngine {
                     self.peers.a_take.next = true;
                     self.c_pkt_len.d.next = self.pkt_len.val().get_bits::<11>(0);
                     self.c_sent.d.next = self.pkt_end.val();
+                    if self.retx.val() {
+                        self.retransmitted_count.d.next = self.retransmitted_count.q.val() + 1;
+                        if self.pkt_end.val() == self.c_rend.q.val() {
+                            // The range resent: on from where sending was.
+                            self.c_sent.d.next = self.c_sent_max.q.val();
+                        }
+                    } else {
+                        self.c_sent_max.d.next = self.pkt_end.val();
+                        self.c_first_done.d.next = self.pkt_end.val() == self.c_len20.val();
+                    }
                     self.ctl.d.next = self.ctl_p_sched.val();
                 }
             }
         } else if self.ctl.q.val() == self.ctl_p_sched.val() {
             self.progress.write_enable.next = self.sched.s_upd_ready.val();
             self.sched.s_upd_valid.next = true;
-            self.sched.s_upd_sent.next = !self.c_failed.q.val();
+            self.sched.s_upd_sent.next = !self.c_failed.q.val() & !self.c_release.q.val();
             self.sched.s_upd_sent_bytes.next = self.c_pkt_len.q.val();
             if self.sched.s_upd_ready.val() {
                 self.ctl.d.next = self.ctl_idle.val();
-                if (self.c_sent.q.val() == self.c_len20.val()) | self.c_failed.q.val() {
+                // All sent: it lingers (for RESENDs) until released.
+                self.linger.s_watch_valid.next = self.c_first_done.q.val();
+                if self.c_failed.q.val() | self.c_release.q.val() {
                     self.ctl.d.next = self.ctl_p_remove.val();
                 }
             }
@@ -1350,10 +1572,17 @@ impl Logic for TxEngine {
             }
         } else if self.ctl.q.val() == self.ctl_p_remove_wait.val() {
             if self.out_table.m_rsp_valid.val() {
-                self.in_flight.d.next = self.in_flight.q.val() - 1;
                 self.ctl.d.next = self.ctl_idle.val();
-                if self.c_failed.q.val() {
-                    self.ctl.d.next = self.ctl_p_fail_cpl.val();
+                // (Not there: an expiry offered before the message was
+                // released another way. One completion per message.)
+                if self.out_table.m_rsp_hit.val() {
+                    self.in_flight.d.next = self.in_flight.q.val() - 1;
+                    self.linger.s_watch_valid.next = true;
+                    self.linger.s_watch_live.next = false;
+                    if (self.c_kind.q.val() == self.ev_expired.val()) & self.c_release.q.val() {
+                        self.expired_count.d.next = self.expired_count.q.val() + 1;
+                    }
+                    self.ctl.d.next = self.ctl_p_cpl.val();
                 }
             }
         }
@@ -1377,7 +1606,7 @@ impl Logic for TxEngine {
                     self.j_ack_port[k].d.next = self.peers.a_server_port.val();
                 }
                 self.j_incoming[k].d.next = self.c_granted.q.val();
-                self.j_last[k].d.next = self.pkt_end.val() == self.c_len20.val();
+                self.j_retransmit[k].d.next = self.retx.val();
                 self.j_birth[k].d.next = self.c_birth.q.val();
             }
         }
@@ -1429,27 +1658,11 @@ impl Logic for TxEngine {
             if self.frame_sent.val() {
                 if self.seg_error.q.val() {
                     self.failed.write_enable.next = true;
-                    self.fail_slot.d.next = self.h_slot.val();
-                    self.fail_birth.d.next = self.h_birth.val();
-                    self.fail_any.d.next = true;
-                }
-                self.s_cpl_status.d.next = self.status_ok.val();
-                if self.seg_error.q.val()
-                    | (self.fail_any.q.val()
-                        & (self.fail_slot.q.val() == self.h_slot.val())
-                        & (self.fail_birth.q.val() == self.h_birth.val()))
-                {
-                    self.s_cpl_status.d.next = self.status_dma_error.val();
                 }
                 self.st.d.next = self.st_idle.val();
                 self.pop_job.next = true;
-                if self.h_last.val() {
-                    self.st.d.next = self.st_complete.val();
-                    self.pop_job.next = false;
-                }
             }
         }
-        // (COMPLETE: left when the completion is loaded, below.)
 
         // Header fields for the builder, from the head job.
         self.hdr_dst_mac.next = (bit_cast::<48, 8>(
@@ -1520,25 +1733,19 @@ impl Logic for TxEngine {
         self.hdr_ack_client_id.next = self.h_ack_id.val();
         self.hdr_ack_server_port.next = self.h_ack_port.val();
         self.hdr_payload_len.next = bit_cast::<16, 11>(self.h_len.val());
+        self.hdr_retransmit.next = self.h_retransmit.val();
 
-        // ---- completions: built into an output register (the streamer's,
-        // a message sent, first), offered from there ----
-        self.cpl_desc.next = self.h_desc.val();
-        self.cpl_status.next = self.s_cpl_status.q.val();
+        // ---- completions (a bad descriptor, a message released or
+        // failed): built into an output register, offered from there ----
+        self.cpl_desc.next = self.c_desc.q.val();
+        self.cpl_status.next = self.c_status.q.val();
         self.cpl_load.next = false;
-        if !self.cpl_valid.q.val() | self.m_cpl_ready.val() {
-            if self.st.q.val() == self.st_complete.val() {
-                self.cpl_load.next = true;
-                self.pop_job.next = true;
-                self.st.d.next = self.st_idle.val();
-            } else if (self.ctl.q.val() == self.ctl_d_cpl.val())
-                | (self.ctl.q.val() == self.ctl_p_fail_cpl.val())
-            {
-                self.cpl_desc.next = self.c_desc.q.val();
-                self.cpl_status.next = self.c_status.q.val();
-                self.cpl_load.next = true;
-                self.ctl.d.next = self.ctl_idle.val();
-            }
+        if (!self.cpl_valid.q.val() | self.m_cpl_ready.val())
+            & ((self.ctl.q.val() == self.ctl_d_cpl.val())
+                | (self.ctl.q.val() == self.ctl_p_cpl.val()))
+        {
+            self.cpl_load.next = true;
+            self.ctl.d.next = self.ctl_idle.val();
         }
         self.record.next = (bit_cast::<512, 8>(self.kind_tx_done.val()) << self.cpl_kind.val())
             | (bit_cast::<512, 8>(self.cpl_status.val()) << self.cpl_status_at.val())
@@ -1599,20 +1806,23 @@ impl Logic for TxEngine {
         } else if !self.push_job.val() & self.pop_job.val() {
             self.j_count.d.next = self.j_count.q.val() - 1;
         }
-        if self.push_grant.val() {
-            self.gq_tail.d.next = self.gq_tail.q.val() + 1;
+        if self.push_event.val() {
+            self.eq_tail.d.next = self.eq_tail.q.val() + 1;
         }
-        if self.pop_grant.val() {
-            self.gq_head.d.next = self.gq_head.q.val() + 1;
+        if self.pop_event.val() {
+            self.eq_head.d.next = self.eq_head.q.val() + 1;
         }
-        if self.push_grant.val() & !self.pop_grant.val() {
-            self.gq_count.d.next = self.gq_count.q.val() + 1;
-        } else if !self.push_grant.val() & self.pop_grant.val() {
-            self.gq_count.d.next = self.gq_count.q.val() - 1;
+        if self.push_event.val() & !self.pop_event.val() {
+            self.eq_count.d.next = self.eq_count.q.val() + 1;
+        } else if !self.push_event.val() & self.pop_event.val() {
+            self.eq_count.d.next = self.eq_count.q.val() - 1;
         }
 
         self.grants_unknown.next = self.grants_unknown_count.q.val();
-        self.grants_dropped.next = self.grants_dropped_count.q.val();
+        self.events_dropped.next = self.events_dropped_count.q.val();
+        self.resends_unknown.next = self.resends_unknown_count.q.val();
+        self.packets_retransmitted.next = self.retransmitted_count.q.val();
+        self.lingers_expired.next = self.expired_count.q.val();
         self.messages_in_flight.next = self.in_flight.q.val();
 
         if self.reset.val() {
@@ -1623,15 +1833,17 @@ impl Logic for TxEngine {
             self.j_head.d.next = 0.into();
             self.j_tail.d.next = 0.into();
             self.j_count.d.next = 0.into();
-            self.gq_head.d.next = 0.into();
-            self.gq_tail.d.next = 0.into();
-            self.gq_count.d.next = 0.into();
+            self.eq_head.d.next = 0.into();
+            self.eq_tail.d.next = 0.into();
+            self.eq_count.d.next = 0.into();
             self.in_flight.d.next = 0.into();
-            self.fail_any.d.next = false;
             self.cpl_valid.d.next = false;
             self.birth_ctr.d.next = 1.into();
             self.grants_unknown_count.d.next = 0.into();
-            self.grants_dropped_count.d.next = 0.into();
+            self.events_dropped_count.d.next = 0.into();
+            self.resends_unknown_count.d.next = 0.into();
+            self.retransmitted_count.d.next = 0.into();
+            self.expired_count.d.next = 0.into();
             self.doorbells_beyond_count.d.next = 0.into();
             for i in 0..ENDPOINTS {
                 self.consumer[i].d.next = 0.into();

@@ -156,10 +156,10 @@ pub struct FuzzReport {
 
 /// The RX engine's counters that, with DATA_ACCEPTED and the FIFO's
 /// overflows, account for every accepted frame.
-const ENGINE_COUNTERS: [(&str, u32); 12] = [
+const ENGINE_COUNTERS: [(&str, u32); 14] = [
     ("fifo_overflows", rx_counters::FIFO_OVERFLOWS),
     ("data_accepted", rx_counters::DATA_ACCEPTED),
-    ("drop_control", rx_counters::DROP_CONTROL),
+    ("other_control", rx_counters::OTHER_CONTROL),
     ("drop_no_endpoint", rx_counters::DROP_NO_ENDPOINT),
     ("drop_rpc_full", rx_counters::DROP_RPC_FULL),
     ("drop_no_bpage", rx_counters::DROP_NO_BPAGE),
@@ -169,6 +169,8 @@ const ENGINE_COUNTERS: [(&str, u32); 12] = [
     ("grants_received", rx_counters::GRANTS_RECEIVED),
     ("cutoffs_received", rx_counters::CUTOFFS_RECEIVED),
     ("need_acks_received", rx_counters::NEED_ACKS_RECEIVED),
+    ("resends_received", rx_counters::RESENDS_RECEIVED),
+    ("acks_received", rx_counters::ACKS_RECEIVED),
 ];
 
 /// A request of the real client, as the fabric has delivered it.
