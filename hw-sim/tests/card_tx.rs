@@ -29,6 +29,15 @@ fn card(name: &str, endpoints: usize) -> Card {
     TestHost::new(name, LOCAL_MAC, LOCAL_IP, &ports).card
 }
 
+/// Makes the card release a message soon after its last packet (a tick of
+/// 1 us, one tick of silence: a sweep or two, tens of thousands of cycles)
+/// for tests of sending, where no receiver acks.
+fn release_soon(card: &mut Card) {
+    use homa_hw::regmap::timer;
+    card.csr_write(timer::BASE + timer::TICK_NS, 1000);
+    card.csr_write(timer::BASE + timer::TIMEOUT_TICKS, 1);
+}
+
 /// What a test asked the card to send.
 #[derive(Clone, Debug)]
 struct Message {
@@ -319,6 +328,7 @@ fn bad_descriptors_complete_with_an_error_and_the_card_goes_on() {
 #[test]
 fn endpoints_are_served_round_robin_with_their_own_rings() {
     let mut card = card("card_tx_endpoints", endpoint::COUNT);
+    release_soon(&mut card);
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     // More than a fetch batch each: endpoints take turns batch by batch.
     let per_endpoint = DESC_BATCH + 2;
@@ -364,20 +374,25 @@ fn endpoints_are_served_round_robin_with_their_own_rings() {
         firsts.iter().max() < seconds.iter().min(),
         "firsts {firsts:?}, seconds {seconds:?}"
     );
+    // Each endpoint's own messages in its own ring (in the order they
+    // were released, which is not the order they were sent).
     for e in 0..endpoint::COUNT {
-        let cpls = completions(&card, e, per_endpoint as u32);
-        for (n, c) in cpls.iter().enumerate() {
-            assert_eq!(
-                host_abi::get(c, completion::RPC_ID),
-                2 * (100 * e as u64 + n as u64 + 1)
-            );
-        }
+        let mut ids: Vec<u64> = completions(&card, e, per_endpoint as u32)
+            .iter()
+            .map(|c| host_abi::get(c, completion::RPC_ID))
+            .collect();
+        ids.sort();
+        let sent: Vec<u64> = (0..per_endpoint)
+            .map(|n| 2 * (100 * e as u64 + n as u64 + 1))
+            .collect();
+        assert_eq!(ids, sent);
     }
 }
 
 #[test]
 fn a_completion_ring_that_is_full_holds_the_card_back() {
     let mut card = card("card_tx_cpl_full", 1);
+    release_soon(&mut card);
     let mut rng = ChaCha8Rng::seed_from_u64(4);
     let n = 1u32 << RING_LOG2;
     let msgs: Vec<Message> = (0..n as usize)
@@ -390,19 +405,15 @@ fn a_completion_ring_that_is_full_holds_the_card_back() {
     assert!(card.run_until(500_000, |c| c
         .csr_read(endpoint::base(0) + endpoint::CPL_PRODUCER)
         == n));
+    let entry0 = completions(&card, 0, 1)[0];
     // The ring is full (the host consumed nothing): a new descriptor is sent
     // but its completion waits.
     let extra = random_message(&mut rng, 0, 20, 64);
     post(&mut card, n, &extra);
     card.csr_write(endpoint::base(0) + endpoint::TX_PRODUCER, n + 1);
-    card.run(20_000);
+    card.run(100_000);
     assert_eq!(card.csr_read(endpoint::base(0) + endpoint::CPL_PRODUCER), n);
-    let first = completions(&card, 0, 1)[0];
-    assert_eq!(
-        host_abi::get(&first, completion::RPC_ID),
-        msgs[0].rpc_id,
-        "entry 0 not overwritten"
-    );
+    assert_eq!(completions(&card, 0, 1)[0], entry0, "entry 0 not overwritten");
     // Consuming one entry lets it through, into slot 0 with phase 0.
     card.csr_write(endpoint::base(0) + endpoint::CPL_CONSUMER, 1);
     assert!(card.run_until(100_000, |c| c
@@ -500,6 +511,8 @@ fn a_long_message_sends_its_unscheduled_bytes_then_only_what_is_granted() {
     let sent = data_frames(&mut card);
     assert_eq!(sent.iter().map(|f| f.1).sum::<usize>(), len - 60_000);
     assert_eq!(sent.last().map(|f| f.0 as usize + f.1), Some(len));
+    card.receive(&ack_frame(&msg));
+    assert!(card.run_until(10_000, |c| cpl_producer(c) == 1));
     let cpl = completions(&card, 0, 1)[0];
     assert_eq!(host_abi::get(&cpl, completion::COOKIE), msg.cookie);
     assert_eq!(host_abi::get(&cpl, completion::STATUS), 0);
@@ -629,4 +642,135 @@ fn unscheduled_priority_follows_the_cutoffs_each_peer_announced() {
         card.csr_read(rx_counters::BASE + rx_counters::CUTOFFS_RECEIVED),
         4
     );
+}
+
+/// (offset, payload, retransmit flag) of every DATA frame sent.
+fn data_payloads(card: &mut Card) -> Vec<(u32, Vec<u8>, bool)> {
+    card.take_transmitted()
+        .iter()
+        .map(|f| {
+            let frame = Frame::decode(&f.bytes).unwrap();
+            let Body::Data(d) = frame.homa.body else {
+                panic!("not DATA")
+            };
+            (d.seg_offset, d.payload, d.retransmit != 0)
+        })
+        .collect()
+}
+
+fn resend_frame(msg: &Message, offset: u32, length: u32) -> Vec<u8> {
+    use homa_wire::{PacketType, Resend};
+    from_peer(
+        msg,
+        PacketType::Resend,
+        Body::Resend(Resend {
+            offset,
+            length,
+            priority: 7,
+        }),
+    )
+}
+
+fn ack_frame(msg: &Message) -> Vec<u8> {
+    use homa_wire::{AckEntry, Acks, PacketType};
+    // As HomaModule's client sends it: its own id in the header, the
+    // entry the same.
+    from_peer(
+        msg,
+        PacketType::Ack,
+        Body::Ack(Acks {
+            acks: vec![AckEntry {
+                client_id: msg.rpc_id ^ 1,
+                server_port: 1000 + msg.endpoint as u16,
+            }],
+        }),
+    )
+}
+
+fn cpl_producer(card: &mut Card) -> u32 {
+    card.csr_read(endpoint::base(0) + endpoint::CPL_PRODUCER)
+}
+
+fn counter(card: &mut Card, at: u32) -> u32 {
+    use homa_hw::regmap::rx_counters;
+    card.csr_read(rx_counters::BASE + at)
+}
+
+#[test]
+fn a_resend_gets_the_range_again_and_an_ack_releases_the_message() {
+    use homa_hw::regmap::rx_counters;
+    let mut card = card("card_tx_resend", 1);
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let len = 10_000;
+    let msg = random_message(&mut rng, 0, 0, len);
+    post(&mut card, 0, &msg);
+    card.csr_write(endpoint::base(0) + endpoint::TX_PRODUCER, 1);
+    card.run(10_000);
+    let first = data_payloads(&mut card);
+    assert_eq!(first.iter().map(|f| f.1.len()).sum::<usize>(), len);
+    assert!(first.iter().all(|f| !f.2), "first copies are not retransmits");
+    // All sent, but kept: no completion until the receiver has it.
+    assert_eq!(cpl_producer(&mut card), 0);
+
+    // Two packets' worth from the third packet: exactly those, flagged,
+    // with the message's bytes.
+    let seg = MAX_SEGMENT_BYTES;
+    card.receive(&resend_frame(&msg, 2 * seg, 2 * seg));
+    card.run(5_000);
+    let again = data_payloads(&mut card);
+    let offsets: Vec<u32> = again.iter().map(|f| f.0).collect();
+    assert_eq!(offsets, [2 * seg, 3 * seg]);
+    for (offset, payload, retransmit) in &again {
+        assert!(retransmit);
+        let at = *offset as usize;
+        assert_eq!(payload[..], msg.payload[at..at + payload.len()]);
+    }
+    // "Everything sent" from the last full packet: the rest of the message.
+    card.receive(&resend_frame(&msg, 6 * seg, u32::MAX));
+    card.run(5_000);
+    let tail = data_payloads(&mut card);
+    assert_eq!(tail.iter().map(|f| f.0).collect::<Vec<_>>(), [6 * seg, 7 * seg]);
+    assert_eq!(tail.last().map(|f| f.0 as usize + f.1.len()), Some(len));
+    assert_eq!(counter(&mut card, rx_counters::PACKETS_RETRANSMITTED), 4);
+    assert_eq!(cpl_producer(&mut card), 0);
+
+    // The ACK: the completion, OK; a RESEND after it finds nothing.
+    card.receive(&ack_frame(&msg));
+    assert!(card.run_until(10_000, |c| cpl_producer(c) == 1));
+    let cpl = completions(&card, 0, 1)[0];
+    assert_eq!(host_abi::get(&cpl, completion::COOKIE), msg.cookie);
+    assert_eq!(host_abi::get(&cpl, completion::STATUS), 0);
+    card.receive(&resend_frame(&msg, 0, seg));
+    card.run(5_000);
+    assert!(data_payloads(&mut card).is_empty());
+    assert_eq!(counter(&mut card, rx_counters::RESENDS_UNKNOWN), 1);
+    assert_eq!(counter(&mut card, rx_counters::RESENDS_RECEIVED), 3);
+    assert_eq!(counter(&mut card, rx_counters::ACKS_RECEIVED), 1);
+    assert_eq!(cpl_producer(&mut card), 1, "one completion per message");
+}
+
+#[test]
+fn a_message_nobody_acks_is_released_after_timeout_ticks() {
+    use homa_hw::regmap::{rx_counters, timer};
+    let mut card = card("card_tx_linger", 1);
+    // A tick of 1 us (a sweep over every slot, 65.5 us, is the real
+    // period) and 3 ticks of silence.
+    card.csr_write(timer::BASE + timer::TICK_NS, 1000);
+    card.csr_write(timer::BASE + timer::TIMEOUT_TICKS, 3);
+    let mut rng = ChaCha8Rng::seed_from_u64(10);
+    let msg = random_message(&mut rng, 0, 0, 3000);
+    post(&mut card, 0, &msg);
+    card.csr_write(endpoint::base(0) + endpoint::TX_PRODUCER, 1);
+    card.run(20_000);
+    assert_eq!(data_payloads(&mut card).len(), 3);
+    assert_eq!(cpl_producer(&mut card), 0, "kept for RESENDs a while");
+    // A RESEND restarts the silence; then, with none, it goes.
+    card.receive(&resend_frame(&msg, 0, 100));
+    assert!(card.run_until(200_000, |c| cpl_producer(c) == 1));
+    assert_eq!(data_payloads(&mut card).len(), 1);
+    let cpl = completions(&card, 0, 1)[0];
+    assert_eq!(host_abi::get(&cpl, completion::STATUS), 0);
+    assert_eq!(counter(&mut card, rx_counters::LINGERS_EXPIRED), 1);
+    card.run(100_000);
+    assert_eq!(cpl_producer(&mut card), 1, "one completion per message");
 }
