@@ -92,7 +92,6 @@ fn the_switch_learns_and_the_capture_decodes_and_repeats() {
 /// request echoed, exactly once; a long one arrives in several bpages and
 /// reads back as one message and as its segments.
 #[test]
-#[ignore = "regression of 2026-12-03 (evening merges): with the fault model's new random draws, seed 3 duplicates and holds frames so that the receiving card's RX FIFO overflows (its per-packet cost is at line rate, duplicates add load) and, with no retransmission yet, the RPC stalls; fix in issue 8/9"]
 fn megabyte_rpcs_through_host_lib_over_a_reordering_duplicating_cable() {
     use homa_hw_sim::cable::CableFaults;
     let network = Arc::new(Mutex::new(SimNetwork::new(

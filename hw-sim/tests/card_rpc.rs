@@ -343,7 +343,6 @@ fn check_grants(log: &[(u64, bool, bool, Vec<u8>)], unsched: u32, max_incoming: 
 }
 
 #[test]
-#[ignore = "regression of 2026-12-03 (evening merges): with the fault model's new random draws, seed 3 duplicates and holds frames so that the receiving card's RX FIFO overflows (its per-packet cost is at line rate, duplicates add load) and, with no retransmission yet, the RPC stalls; fix in issue 8/9"]
 fn megabyte_rpcs_over_a_reordering_duplicating_cable_arrive_once_and_obey_grants() {
     let mut pair = Pair::new("card_rpc_megabytes");
     pair.cable = Cable::new(LINK_GBPS, LINK_DELAY_CYCLES).with_faults(CableFaults {
