@@ -65,20 +65,20 @@ fn the_switch_learns_and_the_capture_decodes_and_repeats() {
     let (frames, log) = one_rpc_through_the_switch(&dir.path().join("a.pcap"));
     // 3000 bytes: three DATA packets each way; each card's first DATA to
     // the other carries cutoff version 0 (none heard yet), so each gets a
-    // CUTOFFS back.
-    assert_eq!(frames.len(), 8);
+    // CUTOFFS back; the client acks the response complete.
+    assert_eq!(frames.len(), 9);
     let sent: Vec<&FrameEvent> = log.iter().filter(|e| !e.received).collect();
-    assert_eq!(sent.len(), 8);
+    assert_eq!(sent.len(), 9);
     for ((ns, bytes), e) in frames.iter().zip(&sent) {
         assert_eq!(*ns, e.cycle * 4, "timestamp = cycle x 4 ns");
         assert_eq!(bytes.len(), e.bytes);
     }
     // Card 2's MAC is unknown to the switch until card 2 sends: the request's
     // frames are flooded to card 1 too; the response's reach card 0 only,
-    // and each CUTOFFS only its card (card 0's, sent as the response comes
-    // in, is still on the wire when the run ends).
+    // and each CUTOFFS and the ACK only its card (the server's endpoint,
+    // closing, waits for the ACK that releases its response).
     let to = |card| log.iter().filter(|e| e.received && e.card == card).count();
-    assert_eq!((to(0), to(1), to(2)), (4, 3, 3));
+    assert_eq!((to(0), to(1), to(2)), (4, 3, 5));
 
     let (again, _) = one_rpc_through_the_switch(&dir.path().join("b.pcap"));
     assert_eq!(
