@@ -75,6 +75,8 @@ pub enum CompletionStatus {
     BadDescriptor,
     /// A DMA read of the message was refused (memory not registered).
     DmaError,
+    /// The peer went silent for timeout_ticks (no response, no grant).
+    Timeout,
     Unknown(u8),
 }
 
@@ -113,6 +115,7 @@ impl Completion {
             completion::status::OK => CompletionStatus::Ok,
             completion::status::BAD_DESCRIPTOR => CompletionStatus::BadDescriptor,
             completion::status::DMA_ERROR => CompletionStatus::DmaError,
+            completion::status::TIMEOUT => CompletionStatus::Timeout,
             other => CompletionStatus::Unknown(other),
         };
         Completion {

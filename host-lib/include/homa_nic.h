@@ -54,6 +54,12 @@
 #define HOMA_ERR_CONFIG -13
 
 /*
+ The RPC's peer went silent (the card gave up after timeout_ticks): like
+ ETIMEDOUT from HomaModule.
+ */
+#define HOMA_ERR_TIMEOUT -14
+
+/*
  Largest message, in bytes. (A literal so cbindgen writes it into the
  header; the assertion keeps it the card's limit.)
  */

@@ -39,6 +39,28 @@ use crate::nic::Nic;
 use crate::tunables::EndpointSetting;
 use crate::MAX_MESSAGE_BYTES;
 
+/// What a TX completion's error status says, for errors and logs.
+fn describe(status: CompletionStatus) -> &'static str {
+    match status {
+        CompletionStatus::Ok => "ok",
+        CompletionStatus::BadDescriptor => "bad descriptor",
+        CompletionStatus::DmaError => "DMA error reading the message",
+        CompletionStatus::Timeout => "its peer went silent",
+        CompletionStatus::Unknown(_) => "unknown status",
+    }
+}
+
+/// The error a failed request's call returns.
+fn failure(id: RpcId, status: CompletionStatus) -> Error {
+    match status {
+        CompletionStatus::Timeout => Error::Timeout(id),
+        other => Error::SendFailed {
+            id,
+            status: describe(other),
+        },
+    }
+}
+
 /// Bytes per TX slot: the largest message, rounded up to 4 KiB pages.
 const TX_SLOT_BYTES: usize = MAX_MESSAGE_BYTES.div_ceil(4096) * 4096;
 /// Waits (of `Nic::wait`) a closing endpoint gives the card to finish sending.
@@ -161,7 +183,7 @@ pub struct Endpoint {
     responses: HashMap<RpcId, Response>,
     response_order: VecDeque<RpcId>,
     /// Client: requests the card refused to send, with why.
-    failed: HashMap<RpcId, &'static str>,
+    failed: HashMap<RpcId, CompletionStatus>,
     /// Server: requests arrived and not yet taken.
     requests: VecDeque<Request>,
     /// Server: requests received and not yet replied to.
@@ -308,7 +330,7 @@ impl Endpoint {
             self.progress()?;
         }
         if let Some(status) = self.failed.remove(&id) {
-            return Err(Error::SendFailed { id, status });
+            return Err(failure(id, status));
         }
         Ok(self.responses.remove(&id))
     }
@@ -330,7 +352,7 @@ impl Endpoint {
         }
         if let Some(&id) = self.failed.keys().next() {
             let status = self.failed.remove(&id).unwrap();
-            return Err(Error::SendFailed { id, status });
+            return Err(failure(id, status));
         }
         while let Some(id) = self.response_order.pop_front() {
             if let Some(r) = self.responses.remove(&id) {
@@ -462,12 +484,7 @@ impl Endpoint {
             any = true;
             let id = RpcId(c.rpc_id);
             let peer = Peer::new(Ipv4Addr::from(c.peer_ip), c.peer_mac, c.peer_port);
-            let status = match c.status {
-                CompletionStatus::Ok => None,
-                CompletionStatus::BadDescriptor => Some("bad descriptor"),
-                CompletionStatus::DmaError => Some("DMA error reading the message"),
-                CompletionStatus::Unknown(_) => Some("unknown status"),
-            };
+            let status = (c.status != CompletionStatus::Ok).then_some(c.status);
             match c.kind {
                 CompletionKind::TxDone => {
                     self.tx_free.push(c.cookie as u32);
@@ -475,7 +492,7 @@ impl Endpoint {
                         if self.outstanding.remove(&id).is_some() {
                             self.failed.insert(id, status);
                         } else {
-                            tracing::warn!(%id, status, "response not sent");
+                            tracing::warn!(%id, status = describe(status), "response not sent");
                         }
                     }
                 }

@@ -22,6 +22,10 @@ pub enum Error {
     /// The card refused to send a request (a bad descriptor or a DMA fault).
     #[error("the card could not send RPC {id}: {status}")]
     SendFailed { id: RpcId, status: &'static str },
+    /// The RPC's peer went silent: no response (or no grant) came for
+    /// timeout_ticks ticks, nudges included (HomaModule's ETIMEDOUT).
+    #[error("RPC {0} timed out: its peer went silent")]
+    Timeout(RpcId),
     /// Another endpoint of this card already has the port.
     #[error("port {0} is already open on this card")]
     PortInUse(u16),

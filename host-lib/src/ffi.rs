@@ -46,6 +46,9 @@ pub const HOMA_ERR_INTERNAL: i32 = -12;
 /// The homa.conf the card was opened with is invalid, or the card refused it
 /// (the log says which key, line and allowed range).
 pub const HOMA_ERR_CONFIG: i32 = -13;
+/// The RPC's peer went silent (the card gave up after timeout_ticks): like
+/// ETIMEDOUT from HomaModule.
+pub const HOMA_ERR_TIMEOUT: i32 = -14;
 /// Largest message, in bytes. (A literal so cbindgen writes it into the
 /// header; the assertion keeps it the card's limit.)
 pub const HOMA_MAX_MESSAGE_BYTES: usize = 1_000_000;
@@ -104,6 +107,7 @@ fn code(e: &Error) -> i32 {
         Error::BufferTooSmall { .. } => HOMA_ERR_BUFFER_TOO_SMALL,
         Error::Device(_) => HOMA_ERR_DEVICE,
         Error::Config(_) => HOMA_ERR_CONFIG,
+        Error::Timeout(_) => HOMA_ERR_TIMEOUT,
     }
 }
 
@@ -138,6 +142,7 @@ pub extern "C" fn homa_strerror(code: i32) -> *const c_char {
         HOMA_ERR_INVALID_ARGUMENT => b"invalid argument\0",
         HOMA_ERR_INTERNAL => b"internal error\0",
         HOMA_ERR_CONFIG => b"homa.conf invalid or refused by the card\0",
+        HOMA_ERR_TIMEOUT => b"the RPC's peer went silent: timed out\0",
         _ => b"unknown status\0",
     };
     s.as_ptr().cast()

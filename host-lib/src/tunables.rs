@@ -103,7 +103,8 @@ pub fn show_value(value: &[u32]) -> String {
 }
 
 const PACER: &str = "built into the TX engine's RTL (homa_hw::tx::engine::PACER_FIFO_FRACTION)";
-const NO_TIMERS: &str = "the card's timers do not do this yet (issue 9)";
+const NUDGES: &str =
+    "the card asks a silent client for its ACK at resend_ticks, then every resend_interval";
 const TX_ENGINE: &str = "built into the TX engine's RTL (homa_hw::tx::engine)";
 
 /// Every tunable of the card, in the order the example file lists them.
@@ -269,16 +270,19 @@ pub const TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "timeout_ticks",
-        target: Target::Fixed { why: NO_TIMERS },
+        target: Target::Csr {
+            block_type: block_type::TIMER,
+            offset: timer::TIMEOUT_TICKS,
+        },
         shape: Shape::Scalar,
-        default: &[100],
+        default: &[20],
         min: 1,
-        max: 100_000,
-        help: "ticks of silence before an RPC is aborted",
+        max: 255,
+        help: "ticks of a peer's silence before the card gives up on a message it sent (a request: ETIMEDOUT)",
     },
     Tunable {
         name: "request_ack_ticks",
-        target: Target::Fixed { why: NO_TIMERS },
+        target: Target::Fixed { why: NUDGES },
         shape: Shape::Scalar,
         default: &[2],
         min: 1,

@@ -344,6 +344,8 @@ impl Logic for HomaCore {
         self.rx_counters.sender[2].next = self.tx_engine.resends_unknown.val();
         self.rx_counters.sender[3].next = self.tx_engine.packets_retransmitted.val();
         self.rx_counters.sender[4].next = self.tx_engine.lingers_expired.val();
+        self.rx_counters.sender[5].next = self.control_sender.need_acks_sent.val();
+        self.rx_counters.sender[6].next = self.control_sender.response_resends_sent.val();
         self.arp.clock.next = self.clock.val();
         self.arp.reset.next = self.reset.val();
         self.arp.s_axis_tdata.next = self.s_axis_rx_tdata.val();
@@ -490,6 +492,17 @@ impl Logic for HomaCore {
         self.tx_engine.s_event_priority.next = self.rx_engine.m_sender_priority.val();
         self.tx_engine.tick.next = self.timer_csr.tick.val();
         self.tx_engine.cfg_timeout_ticks.next = self.timer_csr.timeout_ticks.val();
+        self.tx_engine.cfg_resend_ticks.next = self.timer_csr.resend_ticks.val();
+        self.tx_engine.cfg_resend_interval.next = self.timer_csr.resend_interval.val();
+        self.control_sender.s_nudge_valid.next = self.tx_engine.m_nudge_valid.val();
+        self.tx_engine.m_nudge_ready.next = self.control_sender.s_nudge_ready.val();
+        self.control_sender.s_nudge_need_ack.next = self.tx_engine.m_nudge_need_ack.val();
+        self.control_sender.s_nudge_mac.next = self.tx_engine.m_nudge_mac.val();
+        self.control_sender.s_nudge_ip.next = self.tx_engine.m_nudge_ip.val();
+        self.control_sender.s_nudge_peer_port.next = self.tx_engine.m_nudge_peer_port.val();
+        self.control_sender.s_nudge_local_port.next = self.tx_engine.m_nudge_local_port.val();
+        self.control_sender.s_nudge_local_id.next = self.tx_engine.m_nudge_local_id.val();
+        self.control_sender.s_nudge_length.next = self.tx_engine.m_nudge_length.val();
         self.tx_engine.s_cutoffs_valid.next = self.rx_engine.m_cutoffs_valid.val();
         self.tx_engine.s_cutoffs_ip.next = self.rx_engine.m_cutoffs_ip.val();
         self.tx_engine.s_cutoffs_version.next = self.rx_engine.m_cutoffs_version.val();

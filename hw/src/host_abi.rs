@@ -167,6 +167,10 @@ pub mod completion {
         /// A DMA read of the buffer was refused (the IOMMU: memory the host
         /// did not register).
         pub const DMA_ERROR: u8 = 2;
+        /// Its peer went silent for timeout_ticks: a request's response
+        /// never came (the RPC failed), or a message waited for grants
+        /// that never came.
+        pub const TIMEOUT: u8 = 3;
     }
 }
 

@@ -144,15 +144,22 @@ pub mod rx_counters {
     pub const RESENDS_UNKNOWN: u32 = 0xa4;
     /// DATA packets sent again (RESEND served).
     pub const PACKETS_RETRANSMITTED: u32 = 0xa8;
-    /// Outbound messages released by timeout_ticks of silence, no ack come.
+    /// Outbound messages released by timeout_ticks of their peer's silence
+    /// (no ack, no response, no grant came).
     pub const LINGERS_EXPIRED: u32 = 0xac;
+    /// NEED_ACKs sent (a response all sent, its client silent).
+    pub const NEED_ACKS_SENT: u32 = 0xb0;
+    /// RESENDs sent for a response (a request all sent, its server silent).
+    pub const RESPONSE_RESENDS_SENT: u32 = 0xb4;
     /// The sender's counters (after DATA_ACCEPTED) in address order.
-    pub const SENDER_COUNTERS: [u32; 5] = [
+    pub const SENDER_COUNTERS: [u32; 7] = [
         RESENDS_RECEIVED,
         ACKS_RECEIVED,
         RESENDS_UNKNOWN,
         PACKETS_RETRANSMITTED,
         LINGERS_EXPIRED,
+        NEED_ACKS_SENT,
+        RESPONSE_RESENDS_SENT,
     ];
     /// The RX path counters in address order, 4 bytes apart.
     pub const PATH_COUNTERS: [u32; 21] = [

@@ -16,7 +16,8 @@
 //!             not all in), answered with an ACK (the control sender builds
 //!             it); CUTOFFS go to the sender side (the peer's cutoffs set its
 //!             unscheduled priority); the rest (BUSY, RPC_UNKNOWN, FREEZE)
-//!             are counted together. A DATA packet's ack field, when set,
+//!             are counted together, and a BUSY goes to the TX engine too
+//!             (the server is alive). A DATA packet's ack field, when set,
 //!             goes to the TX engine too (the server's response it names is
 //!             done with).
 //!             DATA: an open endpoint's port, a message of 1 to 1,000,000
@@ -338,6 +339,8 @@ pub struct RxEngine {
     ev_grant: Constant<Bits<2>>,
     ev_resend: Constant<Bits<2>>,
     ev_acked: Constant<Bits<2>>,
+    ev_busy: Constant<Bits<2>>,
+    type_busy: Constant<Bits<8>>,
     type_resend: Constant<Bits<8>>,
     type_ack: Constant<Bits<8>>,
     cutoffs_count: DFF<Bits<32>>,
@@ -525,6 +528,8 @@ impl Default for RxEngine {
             ev_grant: Constant::new((sender_event::GRANT as u64).to_bits()),
             ev_resend: Constant::new((sender_event::RESEND as u64).to_bits()),
             ev_acked: Constant::new((sender_event::ACKED as u64).to_bits()),
+            ev_busy: Constant::new((sender_event::BUSY as u64).to_bits()),
+            type_busy: c8(PacketType::Busy as u8),
             type_resend: c8(PacketType::Resend as u8),
             type_ack: c8(PacketType::Ack as u8),
             m_peer_valid: Default::default(),
@@ -1126,6 +1131,12 @@ impl Logic for RxEngine {
                 self.m_sender_valid.next = true;
                 self.m_sender_kind.next = self.ev_acked.val();
                 self.m_sender_key.next = self.ack_key.val();
+            }
+            if self.fields.packet_type.val() == self.type_busy.val() {
+                // The server is alive, working on our request (counted
+                // with the other control packets below).
+                self.m_sender_valid.next = true;
+                self.m_sender_kind.next = self.ev_busy.val();
             }
             if self.fields.packet_type.val() == self.type_grant.val() {
                 self.grants_count.d.next = self.grants_count.q.val() + 1;

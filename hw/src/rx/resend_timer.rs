@@ -64,6 +64,8 @@ pub struct ResendTimer {
     pub m_resend_slot: Signal<Out, Bits<SLOT_BITS>>,
     pub m_resend_offset: Signal<Out, Bits<LEN_BITS>>,
     pub m_resend_length: Signal<Out, Bits<LEN_BITS>>,
+    /// The entry's ticks of silence when it fired (saturating at 255).
+    pub m_resend_silence: Signal<Out, Bits<8>>,
     /// RESENDs handed over, sweeps finished (both wrap).
     pub resends: Signal<Out, Bits<32>>,
     pub sweeps: Signal<Out, Bits<32>>,
@@ -81,6 +83,7 @@ pub struct ResendTimer {
     out_slot: DFF<Bits<SLOT_BITS>>,
     out_offset: DFF<Bits<LEN_BITS>>,
     out_length: DFF<Bits<LEN_BITS>>,
+    out_silence: DFF<Bits<8>>,
     resends_count: DFF<Bits<32>>,
     sweeps_count: DFF<Bits<32>>,
     // ---- locals: the entry read ----
@@ -120,6 +123,8 @@ impl Default for ResendTimer {
             m_resend_slot: Default::default(),
             m_resend_offset: Default::default(),
             m_resend_length: Default::default(),
+            m_resend_silence: Default::default(),
+            out_silence: Default::default(),
             resends: Default::default(),
             sweeps: Default::default(),
             watch: Default::default(),
@@ -169,6 +174,7 @@ impl Logic for ResendTimer {
             out_slot,
             out_offset,
             out_length,
+            out_silence,
             resends_count,
             sweeps_count,
             clearing
@@ -279,12 +285,14 @@ impl Logic for ResendTimer {
             self.out_slot.d.next = self.s1_slot.q.val();
             self.out_offset.d.next = self.e_from.val();
             self.out_length.d.next = self.e_to.val() - self.e_from.val();
+            self.out_silence.d.next = self.silent_next.val();
             self.resends_count.d.next = self.resends_count.q.val() + 1;
         }
         self.m_resend_valid.next = self.out_valid.q.val();
         self.m_resend_slot.next = self.out_slot.q.val();
         self.m_resend_offset.next = self.out_offset.q.val();
         self.m_resend_length.next = self.out_length.q.val();
+        self.m_resend_silence.next = self.out_silence.q.val();
         self.resends.next = self.resends_count.q.val();
         self.sweeps.next = self.sweeps_count.q.val();
 

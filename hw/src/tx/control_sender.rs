@@ -1,7 +1,10 @@
 //! Control sender: the card's own control packets. GRANTs (the grant
 //! scheduler's decisions), RESENDs (the resend timer's), ACKs (answers to a
-//! server's NEED_ACK) and CUTOFFS (our unscheduled cutoffs, to a peer whose
-//! DATA shows it does not have them).
+//! server's NEED_ACK, and of each response complete), CUTOFFS (our
+//! unscheduled cutoffs, to a peer whose DATA shows it does not have them),
+//! and the sender side's nudges about a message it sent that its peer has
+//! been silent on (the TX engine's): a NEED_ACK for a response, a RESEND of
+//! the response for a request.
 //!
 //! DESIGN NOTES
 //! ------------
@@ -22,8 +25,11 @@
 //! again). Likewise one CUTOFFS waits at a time, for the peer of a new
 //! inbound message whose DATA carries another cutoff version than ours;
 //! another meanwhile is dropped and counted (that peer's next message asks
-//! again). GRANTs go first, then RESENDs, ACKs, CUTOFFS. A RESEND names its
-//! RPC and peer as a GRANT does (it is sent for an inbound message too).
+//! again). GRANTs go first, then RESENDs, ACKs, nudges, CUTOFFS. A RESEND
+//! names its RPC and peer as a GRANT does (it is sent for an inbound message
+//! too). A nudge comes with its peer and RPC (from the TX descriptor), one
+//! at a time with back-pressure. A NEED_ACK is the common header alone, 62
+//! bytes: one beat.
 //!
 //! One GRANT every 6 cycles (the peer read, the header builder's two
 //! stages, two beats); the scheduler queues its decisions (16 deep)
@@ -91,6 +97,18 @@ pub struct ControlSender {
     pub s_ack_server_port: Signal<In, Bits<16>>,
     pub s_ack_local_port: Signal<In, Bits<16>>,
     pub s_ack_client_id: Signal<In, Bits<64>>,
+    /// A nudge from the TX engine about one of its messages: NEED_ACK (a
+    /// response) or RESEND [0, length) (a request whose response has not
+    /// come); the peer, our port, our RPC id.
+    pub s_nudge_valid: Signal<In, bool>,
+    pub s_nudge_ready: Signal<Out, bool>,
+    pub s_nudge_need_ack: Signal<In, bool>,
+    pub s_nudge_mac: Signal<In, Bits<48>>,
+    pub s_nudge_ip: Signal<In, Bits<32>>,
+    pub s_nudge_peer_port: Signal<In, Bits<16>>,
+    pub s_nudge_local_port: Signal<In, Bits<16>>,
+    pub s_nudge_local_id: Signal<In, Bits<64>>,
+    pub s_nudge_length: Signal<In, Bits<LEN_BITS>>,
     /// GRANT and ACK frames.
     pub m_axis_tdata: Signal<Out, Bits<512>>,
     pub m_axis_tkeep: Signal<Out, Bits<64>>,
@@ -105,6 +123,9 @@ pub struct ControlSender {
     /// CUTOFFS frames sent, and not sent for want of room (both wrap).
     pub cutoffs_sent: Signal<Out, Bits<32>>,
     pub cutoffs_dropped: Signal<Out, Bits<32>>,
+    /// NEED_ACKs sent, RESENDs for a response sent (both wrap).
+    pub need_acks_sent: Signal<Out, Bits<32>>,
+    pub response_resends_sent: Signal<Out, Bits<32>>,
 
     peers: RAM<Bits<PEER_BITS>, SLOT_BITS>,
     header: TxHeaderBuilder,
@@ -132,6 +153,25 @@ pub struct ControlSender {
     cut_local_id: DFF<Bits<64>>,
     cutoffs_count: DFF<Bits<32>>,
     cutoffs_dropped_count: DFF<Bits<32>>,
+    /// The nudge waiting to be sent.
+    nudge_pending: DFF<bool>,
+    nudge_need_ack: DFF<bool>,
+    nudge_mac: DFF<Bits<48>>,
+    nudge_ip: DFF<Bits<32>>,
+    nudge_peer_port: DFF<Bits<16>>,
+    nudge_local_port: DFF<Bits<16>>,
+    nudge_local_id: DFF<Bits<64>>,
+    nudge_length: DFF<Bits<LEN_BITS>>,
+    need_acks_count: DFF<Bits<32>>,
+    response_resends_count: DFF<Bits<32>>,
+    is_nudge: DFF<bool>,
+    /// The frame is one beat (a NEED_ACK).
+    single: DFF<bool>,
+    one_beat: Signal<Local, bool>,
+    keep0: Signal<Local, Bits<64>>,
+    /// The frame's last beat is taken.
+    frame_done: Signal<Local, bool>,
+    type_need_ack: Constant<Bits<8>>,
     /// The frame being built is an ACK, a CUTOFFS, a RESEND (none: a GRANT).
     is_ack: DFF<bool>,
     is_cutoffs: DFF<bool>,
@@ -213,6 +253,33 @@ impl Default for ControlSender {
             s_resend_offset: Default::default(),
             s_resend_length: Default::default(),
             type_resend: Constant::new((PacketType::Resend as u64).to_bits()),
+            type_need_ack: Constant::new((PacketType::NeedAck as u64).to_bits()),
+            s_nudge_valid: Default::default(),
+            s_nudge_ready: Default::default(),
+            s_nudge_need_ack: Default::default(),
+            s_nudge_mac: Default::default(),
+            s_nudge_ip: Default::default(),
+            s_nudge_peer_port: Default::default(),
+            s_nudge_local_port: Default::default(),
+            s_nudge_local_id: Default::default(),
+            s_nudge_length: Default::default(),
+            need_acks_sent: Default::default(),
+            response_resends_sent: Default::default(),
+            nudge_pending: Default::default(),
+            nudge_need_ack: Default::default(),
+            nudge_mac: Default::default(),
+            nudge_ip: Default::default(),
+            nudge_peer_port: Default::default(),
+            nudge_local_port: Default::default(),
+            nudge_local_id: Default::default(),
+            nudge_length: Default::default(),
+            need_acks_count: Default::default(),
+            response_resends_count: Default::default(),
+            is_nudge: Default::default(),
+            single: Default::default(),
+            one_beat: Default::default(),
+            keep0: Default::default(),
+            frame_done: Default::default(),
             s_peer_stale_cutoffs: Default::default(),
             cutoffs_sent: Default::default(),
             cutoffs_dropped: Default::default(),
@@ -269,6 +336,18 @@ impl Logic for ControlSender {
             keep1,
             sent,
             ack_pending,
+            nudge_pending,
+            nudge_need_ack,
+            nudge_mac,
+            nudge_ip,
+            nudge_peer_port,
+            nudge_local_port,
+            nudge_local_id,
+            nudge_length,
+            need_acks_count,
+            response_resends_count,
+            is_nudge,
+            single,
             ack_mac,
             ack_ip,
             ack_server_port,
@@ -347,6 +426,31 @@ impl Logic for ControlSender {
         if self.is_resend.q.val() {
             self.header.packet_type.next = self.type_resend.val();
         }
+        if self.is_nudge.q.val() {
+            self.header.dst_mac.next = self.nudge_mac.q.val();
+            self.header.dst_ip.next = self.nudge_ip.q.val();
+            self.header.packet_type.next = self.type_resend.val();
+            if self.nudge_need_ack.q.val() {
+                self.header.packet_type.next = self.type_need_ack.val();
+            }
+            self.header.sport.next = self.nudge_local_port.q.val();
+            self.header.dport.next = self.nudge_peer_port.q.val();
+            self.header.sender_id.next = self.nudge_local_id.q.val();
+            self.header.ctl_offset.next = 0.into();
+            self.header.ctl_length.next = bit_cast::<32, LEN_BITS>(self.nudge_length.q.val());
+        }
+        // A nudge waits here, one at a time.
+        self.s_nudge_ready.next = !self.nudge_pending.q.val();
+        if self.s_nudge_valid.val() & !self.nudge_pending.q.val() {
+            self.nudge_pending.d.next = true;
+            self.nudge_need_ack.d.next = self.s_nudge_need_ack.val();
+            self.nudge_mac.d.next = self.s_nudge_mac.val();
+            self.nudge_ip.d.next = self.s_nudge_ip.val();
+            self.nudge_peer_port.d.next = self.s_nudge_peer_port.val();
+            self.nudge_local_port.d.next = self.s_nudge_local_port.val();
+            self.nudge_local_id.d.next = self.s_nudge_local_id.val();
+            self.nudge_length.d.next = self.s_nudge_length.val();
+        }
         if self.is_cutoffs.q.val() {
             self.header.dst_mac.next = self.cut_mac.q.val();
             self.header.dst_ip.next = self.cut_ip.q.val();
@@ -395,6 +499,9 @@ impl Logic for ControlSender {
         self.m_axis_tdata.next = self.beat0.q.val();
         self.m_axis_tkeep.next = self.all_lanes.val();
         self.m_axis_tlast.next = false;
+        self.one_beat.next = self.header.out_frame_len.val() <= 64;
+        self.keep0.next = self.all_lanes.val() >> (64 - self.header.out_frame_len.val());
+        self.frame_done.next = false;
 
         if self.state.q.val() == self.st_idle.val() {
             // The RAM reads the offered grant's slot at every edge; take the
@@ -403,6 +510,7 @@ impl Logic for ControlSender {
             self.is_ack.d.next = false;
             self.is_cutoffs.d.next = false;
             self.is_resend.d.next = false;
+            self.is_nudge.d.next = false;
             self.s_resend_ready.next = !self.s_grant_valid.val();
             if self.s_grant_valid.val() {
                 self.offset.d.next = self.s_grant_offset.val();
@@ -417,6 +525,10 @@ impl Logic for ControlSender {
                 self.state.d.next = self.st_read.val();
             } else if self.ack_pending.q.val() {
                 self.is_ack.d.next = true;
+                self.state.d.next = self.st_read.val();
+            } else if self.nudge_pending.q.val() {
+                self.is_nudge.d.next = true;
+                self.level.d.next = 7.into();
                 self.state.d.next = self.st_read.val();
             } else if self.cut_pending.q.val() {
                 self.is_cutoffs.d.next = true;
@@ -438,40 +550,65 @@ impl Logic for ControlSender {
                 self.beat1.d.next = self.header.out_beat1.val();
                 // Lanes 0 .. frame_len - 64 of the second beat.
                 self.keep1.d.next = self.all_lanes.val() >> (128 - self.header.out_frame_len.val());
+                self.single.d.next = self.one_beat.val();
                 self.state.d.next = self.st_beat0.val();
-                if self.m_axis_tready.val() {
+                if self.one_beat.val() {
+                    // A one-beat frame: its lanes, kept for BEAT0.
+                    self.m_axis_tkeep.next = self.keep0.val();
+                    self.m_axis_tlast.next = true;
+                    self.keep1.d.next = self.keep0.val();
+                    self.frame_done.next = self.m_axis_tready.val();
+                } else if self.m_axis_tready.val() {
                     self.state.d.next = self.st_beat1.val();
                 }
             }
         } else if self.state.q.val() == self.st_beat0.val() {
-            if self.m_axis_tready.val() {
+            if self.single.q.val() {
+                self.m_axis_tkeep.next = self.keep1.q.val();
+                self.m_axis_tlast.next = true;
+                self.frame_done.next = self.m_axis_tready.val();
+            } else if self.m_axis_tready.val() {
                 self.state.d.next = self.st_beat1.val();
             }
         } else if self.state.q.val() == self.st_beat1.val() {
             self.m_axis_tdata.next = self.beat1.q.val();
             self.m_axis_tkeep.next = self.keep1.q.val();
             self.m_axis_tlast.next = true;
-            if self.m_axis_tready.val() {
-                if self.is_ack.q.val() {
-                    self.acks_count.d.next = self.acks_count.q.val() + 1;
-                    self.ack_pending.d.next = false;
-                } else if self.is_cutoffs.q.val() {
-                    self.cutoffs_count.d.next = self.cutoffs_count.q.val() + 1;
-                    self.cut_pending.d.next = false;
-                } else if self.is_resend.q.val() {
-                    // (Counted by the resend timer.)
+            self.frame_done.next = self.m_axis_tready.val();
+        }
+        if self.frame_done.val() {
+            if self.is_ack.q.val() {
+                self.acks_count.d.next = self.acks_count.q.val() + 1;
+                self.ack_pending.d.next = false;
+            } else if self.is_cutoffs.q.val() {
+                self.cutoffs_count.d.next = self.cutoffs_count.q.val() + 1;
+                self.cut_pending.d.next = false;
+            } else if self.is_nudge.q.val() {
+                self.nudge_pending.d.next = false;
+                if self.nudge_need_ack.q.val() {
+                    self.need_acks_count.d.next = self.need_acks_count.q.val() + 1;
                 } else {
-                    self.sent.d.next = self.sent.q.val() + 1;
+                    self.response_resends_count.d.next =
+                        self.response_resends_count.q.val() + 1;
                 }
-                self.state.d.next = self.st_idle.val();
+            } else if self.is_resend.q.val() {
+                // (Counted by the resend timer.)
+            } else {
+                self.sent.d.next = self.sent.q.val() + 1;
             }
+            self.state.d.next = self.st_idle.val();
         }
         self.grants_sent.next = self.sent.q.val();
         self.acks_sent.next = self.acks_count.q.val();
         self.acks_dropped.next = self.acks_dropped_count.q.val();
         self.cutoffs_sent.next = self.cutoffs_count.q.val();
         self.cutoffs_dropped.next = self.cutoffs_dropped_count.q.val();
+        self.need_acks_sent.next = self.need_acks_count.q.val();
+        self.response_resends_sent.next = self.response_resends_count.q.val();
         if self.reset.val() {
+            self.nudge_pending.d.next = false;
+            self.need_acks_count.d.next = 0.into();
+            self.response_resends_count.d.next = 0.into();
             self.state.d.next = self.st_idle.val();
             self.sent.d.next = 0.into();
             self.ack_pending.d.next = false;

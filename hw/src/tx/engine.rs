@@ -5,7 +5,7 @@
 //! sending again what a receiver's RESEND asks for, and reporting each
 //! message in its endpoint's completion ring once the card no longer needs
 //! its bytes: its receiver has acknowledged it (or, for a request, begun the
-//! response), or it has been silent for `timeout_ticks`.
+//! response), or its peer has been silent for `timeout_ticks`.
 //!
 //! DESIGN NOTES
 //! ------------
@@ -29,8 +29,17 @@
 //!              `sent_max`. A RESEND for bytes not sent yet needs nothing
 //!              (they are coming); one for no message here is counted.
 //!              ACKED: the message is done with; RELEASE it.
-//!   EXPIRED    the linger timer (below) names a slot: a message all sent
-//!              and silent for `timeout_ticks` is RELEASEd.
+//!              BUSY: the peer is alive; its silence starts again.
+//!   EXPIRED    the linger timer (below) names a slot whose peer has been
+//!              silent for `resend_ticks`, and then every `resend_interval`
+//!              ticks more: at `timeout_ticks` of silence the message is
+//!              RELEASEd (with TIMEOUT status if it is a request, whose
+//!              response never came, or if it still waits for grants);
+//!              before that, a message all sent NUDGEs its peer through
+//!              the control sender: a request asks the server for the
+//!              response's first packet (RESEND), a response asks the
+//!              client for its ACK (NEED_ACK), as HomaModule does. A message
+//!              with granted bytes still to send is not silent: nothing.
 //!   RELEASE    the message leaves the send scheduler and the table, and
 //!              its completion is written: the host may reuse its buffer.
 //!   DESCRIPTOR a fetched descriptor (fetched ahead, below): checked
@@ -58,11 +67,13 @@
 //! until the response comes. The RX engine turns each sign of that into an
 //! ACKED event: an ACK packet, an ack riding in a DATA packet, the first
 //! packet of a response. `linger` (a `ResendTimer`, whose per-slot silence
-//! count is exactly what is needed) watches every message all sent: after
-//! `timeout_ticks` ticks with neither an ack nor a RESEND, the receiver has
-//! everything or is gone, and the message is released anyway, so no buffer
-//! is held forever. The completion therefore comes when the message is
-//! released, not when its last packet leaves.
+//! count and firing schedule are exactly what is needed) counts each
+//! message's ticks since it last sent a packet or heard from its peer (a
+//! GRANT, RESEND or BUSY); see EXPIRED above: a peer that stays silent
+//! despite the nudges is gone, and the message is released anyway, so no
+//! buffer is held forever. The completion therefore comes when the message
+//! is released, not when its last packet leaves, and completions come in
+//! the order messages are released.
 //!
 //! So a packet is chosen up to `JOBS` packets before it leaves (its payload
 //! read is in flight meanwhile: the PCIe round trip hides behind the link);
@@ -89,9 +100,9 @@
 //! response the card received as a client) rides in the next DATA packet to
 //! it, looked up when the packet is chosen.
 //!
-//! Not yet here: NEED_ACK (a server's request for a lost ack: the linger
-//! timeout stands in for it), BUSY, RPC_UNKNOWN for a RESEND of a message
-//! released.
+//! Not yet here: BUSY as a server (a RESEND for a response the host has not
+//! posted yet is counted as unknown; the client's timeout covers a server
+//! slower than timeout_ticks), RPC_UNKNOWN (either way).
 
 use rust_hdl::prelude::*;
 
@@ -151,9 +162,11 @@ pub mod sender_event {
     /// The receiver has the message: an ACK, an ack in DATA, or (for a
     /// request) the first packet of its response.
     pub const ACKED: u8 = 2;
+    /// BUSY: the peer is alive (a server still working on the request).
+    pub const BUSY: u8 = 3;
 }
 /// Internal: the linger timer named the message's slot.
-const EXPIRED: u64 = 3;
+const EXPIRED: u64 = 4;
 
 /// Progress record: sent [19:0], granted [39:20], priority [42:40], birth
 /// [74:43], unscheduled priority [77:75], cutoff version [93:78], sent_max
@@ -186,6 +199,7 @@ mod ctl {
     pub const P_REMOVE_WAIT: u64 = 18;
     pub const P_CPL: u64 = 19;
     pub const E_DECIDE: u64 = 20;
+    pub const NUDGE: u64 = 21;
 }
 
 mod stream {
@@ -202,6 +216,10 @@ fn c5(v: u64) -> Constant<Bits<5>> {
 }
 
 fn c2(v: u64) -> Constant<Bits<2>> {
+    Constant::new(v.to_bits())
+}
+
+fn c3(v: u64) -> Constant<Bits<3>> {
     Constant::new(v.to_bits())
 }
 
@@ -240,6 +258,10 @@ pub struct TxEngine {
     /// message all sent is released (HomaModule's timeout_ticks).
     pub tick: Signal<In, bool>,
     pub cfg_timeout_ticks: Signal<In, Bits<8>>,
+    /// Ticks of a peer's silence before the first nudge, and between
+    /// nudges (HomaModule's resend_ticks and resend_interval).
+    pub cfg_resend_ticks: Signal<In, Bits<8>>,
+    pub cfg_resend_interval: Signal<In, Bits<8>>,
 
     /// DMA read requests (descriptors and payload).
     pub m_dma_rd_req_valid: Signal<Out, bool>,
@@ -316,6 +338,18 @@ pub struct TxEngine {
     pub messages_in_flight: Signal<Out, Bits<16>>,
     /// The packet on offer to the header builder is sent again.
     pub hdr_retransmit: Signal<Out, bool>,
+    /// Nudges to the control sender about a message all sent whose peer is
+    /// silent: NEED_ACK (a response), or RESEND [0, length) of the response
+    /// (a request); the peer, our port, our RPC id.
+    pub m_nudge_valid: Signal<Out, bool>,
+    pub m_nudge_ready: Signal<In, bool>,
+    pub m_nudge_need_ack: Signal<Out, bool>,
+    pub m_nudge_mac: Signal<Out, Bits<48>>,
+    pub m_nudge_ip: Signal<Out, Bits<32>>,
+    pub m_nudge_peer_port: Signal<Out, Bits<16>>,
+    pub m_nudge_local_port: Signal<Out, Bits<16>>,
+    pub m_nudge_local_id: Signal<Out, Bits<64>>,
+    pub m_nudge_length: Signal<Out, Bits<20>>,
     /// Acks carried in DATA packets; doorbells more than a ring ahead of
     /// what the card took, skipped (both wrap).
     pub acks_piggybacked: Signal<Out, Bits<32>>,
@@ -373,9 +407,14 @@ pub struct TxEngine {
     /// The packet just queued: its payload bytes.
     c_pkt_len: DFF<Bits<11>>,
     c_status: DFF<Bits<8>>,
-    /// The event being served: kind, offset (clamped to the largest
-    /// message), length, priority.
-    c_kind: DFF<Bits<2>>,
+    /// The event being served: kind (`sender_event`, or EXPIRED), offset
+    /// (clamped to the largest message), length, priority.
+    c_kind: DFF<Bits<3>>,
+    /// EXPIRED: the message's ticks of silence.
+    c_silence: DFF<Bits<8>>,
+    /// The message's peer MAC (from `c_desc`), for a nudge.
+    c_mac: Signal<Local, Bits<48>>,
+    c_all_sent: Signal<Local, bool>,
     c_grant_offset: DFF<Bits<20>>,
     c_ev_length: DFF<Bits<32>>,
     c_grant_prio: DFF<Bits<3>>,
@@ -526,10 +565,13 @@ pub struct TxEngine {
     eq_index: [Constant<Bits<3>>; EVENT_QUEUE],
     jobs_max: Constant<Bits<4>>,
     eq_max: Constant<Bits<4>>,
-    ev_grant: Constant<Bits<2>>,
-    ev_resend: Constant<Bits<2>>,
-    ev_acked: Constant<Bits<2>>,
-    ev_expired: Constant<Bits<2>>,
+    ev_grant: Constant<Bits<3>>,
+    ev_resend: Constant<Bits<3>>,
+    ev_acked: Constant<Bits<3>>,
+    ev_busy: Constant<Bits<3>>,
+    ev_expired: Constant<Bits<3>>,
+    status_timeout: Constant<Bits<8>>,
+    ctl_nudge: Constant<Bits<5>>,
     ctl_idle: Constant<Bits<5>>,
     ctl_g_lookup: Constant<Bits<5>>,
     ctl_g_wait: Constant<Bits<5>>,
@@ -593,6 +635,8 @@ impl Default for TxEngine {
             s_event_priority: Default::default(),
             tick: Default::default(),
             cfg_timeout_ticks: Default::default(),
+            cfg_resend_ticks: Default::default(),
+            cfg_resend_interval: Default::default(),
             events_dropped: Default::default(),
             resends_unknown: Default::default(),
             packets_retransmitted: Default::default(),
@@ -618,10 +662,25 @@ impl Default for TxEngine {
             retx: Default::default(),
             pkt_cap: Default::default(),
             resend_room: Default::default(),
-            ev_grant: c2(sender_event::GRANT as u64),
-            ev_resend: c2(sender_event::RESEND as u64),
-            ev_acked: c2(sender_event::ACKED as u64),
-            ev_expired: c2(EXPIRED),
+            ev_grant: c3(sender_event::GRANT as u64),
+            ev_resend: c3(sender_event::RESEND as u64),
+            ev_acked: c3(sender_event::ACKED as u64),
+            ev_busy: c3(sender_event::BUSY as u64),
+            ev_expired: c3(EXPIRED),
+            status_timeout: c8(completion::status::TIMEOUT),
+            ctl_nudge: c5(ctl::NUDGE),
+            c_silence: Default::default(),
+            c_mac: Default::default(),
+            c_all_sent: Default::default(),
+            m_nudge_valid: Default::default(),
+            m_nudge_ready: Default::default(),
+            m_nudge_need_ack: Default::default(),
+            m_nudge_mac: Default::default(),
+            m_nudge_ip: Default::default(),
+            m_nudge_peer_port: Default::default(),
+            m_nudge_local_port: Default::default(),
+            m_nudge_local_id: Default::default(),
+            m_nudge_length: Default::default(),
             ctl_e_decide: c5(ctl::E_DECIDE),
             m_dma_rd_req_valid: Default::default(),
             m_dma_rd_req_ready: Default::default(),
@@ -866,6 +925,7 @@ impl Logic for TxEngine {
             retransmitted_count,
             expired_count,
             c_kind,
+            c_silence,
             c_ev_length,
             c_sent_max,
             c_rend,
@@ -926,8 +986,8 @@ impl Logic for TxEngine {
         self.linger.clock.next = self.clock.val();
         self.linger.reset.next = self.reset.val();
         self.linger.tick.next = self.tick.val();
-        self.linger.cfg_resend_ticks.next = self.cfg_timeout_ticks.val();
-        self.linger.cfg_resend_interval.next = self.cfg_timeout_ticks.val();
+        self.linger.cfg_resend_ticks.next = self.cfg_resend_ticks.val();
+        self.linger.cfg_resend_interval.next = self.cfg_resend_interval.val();
         self.linger.s_watch_valid.next = false;
         self.linger.s_watch_slot.next = self.c_slot.q.val();
         self.linger.s_watch_live.next = true;
@@ -1204,6 +1264,67 @@ impl Logic for TxEngine {
             | (bit_cast::<PROGRESS_BITS, 20>(self.c_sent_max.q.val()) << 94)
             | (bit_cast::<PROGRESS_BITS, 20>(self.c_rend.q.val()) << 114);
         self.resend_room.next = self.c_sent_max.q.val() - self.c_grant_offset.q.val();
+        self.c_all_sent.next = (self.c_sent_max.q.val() == self.c_len20.val())
+            & (self.c_sent.q.val() == self.c_sent_max.q.val());
+        // The descriptor's MAC, first byte on top (as `hdr_dst_mac`).
+        self.c_mac.next = (bit_cast::<48, 8>(
+            self.c_desc
+                .q
+                .val()
+                .get_bits::<8>(self.at_peer_mac.val().index()),
+        ) << 40)
+            | (bit_cast::<48, 8>(
+                self.c_desc
+                    .q
+                    .val()
+                    .get_bits::<8>(self.at_peer_mac.val().index() + 8),
+            ) << 32)
+            | (bit_cast::<48, 8>(
+                self.c_desc
+                    .q
+                    .val()
+                    .get_bits::<8>(self.at_peer_mac.val().index() + 16),
+            ) << 24)
+            | (bit_cast::<48, 8>(
+                self.c_desc
+                    .q
+                    .val()
+                    .get_bits::<8>(self.at_peer_mac.val().index() + 24),
+            ) << 16)
+            | (bit_cast::<48, 8>(
+                self.c_desc
+                    .q
+                    .val()
+                    .get_bits::<8>(self.at_peer_mac.val().index() + 32),
+            ) << 8)
+            | bit_cast::<48, 8>(
+                self.c_desc
+                    .q
+                    .val()
+                    .get_bits::<8>(self.at_peer_mac.val().index() + 40),
+            );
+        self.m_nudge_valid.next = false;
+        self.m_nudge_need_ack.next = self.c_opcode.val() == self.op_response.val();
+        self.m_nudge_mac.next = self.c_mac.val();
+        self.m_nudge_ip.next = self
+            .c_desc
+            .q
+            .val()
+            .get_bits::<32>(self.at_peer_ip.val().index());
+        self.m_nudge_peer_port.next = self
+            .c_desc
+            .q
+            .val()
+            .get_bits::<16>(self.at_peer_port.val().index());
+        self.m_nudge_local_port.next = self.c_port.val();
+        self.m_nudge_local_id.next = self
+            .c_desc
+            .q
+            .val()
+            .get_bits::<64>(self.at_rpc_id.val().index());
+        // A client asks for the response's first packet (the server resends
+        // it whole, or the response's first bytes, as much as one holds).
+        self.m_nudge_length.next = self.max_segment.val();
         // The peer's cutoffs for the descriptor being taken (D_CHECK on: the
         // answer is in by D_WAIT's end, the RPC table taking 3 cycles).
         self.peers.q_ip.next = self
@@ -1294,7 +1415,7 @@ impl Logic for TxEngine {
             self.c_release.d.next = false;
             self.c_first_done.d.next = false;
             if self.eq_count.q.val() != 0 {
-                self.c_kind.d.next = self.e_kind.val();
+                self.c_kind.d.next = bit_cast::<3, 2>(self.e_kind.val());
                 self.c_grant_offset.d.next = self.e_offset.val().get_bits::<20>(0);
                 if self.e_offset.val() > self.max_message.val() {
                     self.c_grant_offset.d.next = self.max_message.val().get_bits::<20>(0);
@@ -1306,6 +1427,7 @@ impl Logic for TxEngine {
                 // A message silent for timeout_ticks (if still all sent).
                 self.linger.m_resend_ready.next = true;
                 self.c_kind.d.next = self.ev_expired.val();
+                self.c_silence.d.next = self.linger.m_resend_silence.val();
                 self.c_slot.d.next = self.linger.m_resend_slot.val();
                 self.ctl.d.next = self.ctl_g_read.val();
             } else if self.fetch.q.val() == 4 {
@@ -1373,6 +1495,8 @@ impl Logic for TxEngine {
                 < self.progress.read_data.val().get_bits::<20>(20);
             self.ctl.d.next = self.ctl_e_decide.val();
             if self.c_kind.q.val() == self.ev_grant.val() {
+                // The receiver is alive: the message's silence starts again.
+                self.linger.s_watch_valid.next = true;
                 self.c_prio.d.next = self.c_grant_prio.q.val();
                 if self.c_grant_offset.q.val()
                     > self.progress.read_data.val().get_bits::<20>(20)
@@ -1382,9 +1506,12 @@ impl Logic for TxEngine {
                 self.ctl.d.next = self.ctl_g_sched.val();
             }
         } else if self.ctl.q.val() == self.ctl_e_decide.val() {
-            // RESEND, ACKED or EXPIRED, the message's record in registers.
+            // RESEND, ACKED, BUSY or EXPIRED, the message's record in
+            // registers.
             self.ctl.d.next = self.ctl_idle.val();
             if self.c_kind.q.val() == self.ev_resend.val() {
+                // The receiver is alive and waiting: its silence starts again.
+                self.linger.s_watch_valid.next = true;
                 if self.c_grant_offset.q.val() < self.c_sent_max.q.val() {
                     // Back to the offset asked for; resend up to the range's
                     // end or what was ever sent, whichever comes first.
@@ -1394,24 +1521,45 @@ impl Logic for TxEngine {
                         self.c_rend.d.next =
                             self.c_grant_offset.q.val() + self.c_ev_length.q.val().get_bits::<20>(0);
                     }
-                    // The receiver is alive and waiting: its silence starts again.
-                    self.linger.s_watch_valid.next = self.c_sent_max.q.val() == self.c_len20.val();
                     self.c_was_eligible.d.next = false;
                     self.ctl.d.next = self.ctl_g_sched.val();
                 }
-            } else if (self.c_kind.q.val() == self.ev_acked.val())
-                | ((self.c_sent_max.q.val() == self.c_len20.val())
-                    & (self.c_sent.q.val() == self.c_sent_max.q.val()))
+            } else if self.c_kind.q.val() == self.ev_busy.val() {
+                self.linger.s_watch_valid.next = true;
+            } else if (self.c_kind.q.val() == self.ev_expired.val())
+                & (self.c_sent.q.val() < self.c_granted.q.val())
             {
-                // Released: out of the scheduler (granted = sent: not
-                // eligible), out of the table, completed.
+                // Bytes granted and not sent: it is the send scheduler that
+                // is slow, not the peer.
+            } else if (self.c_kind.q.val() == self.ev_acked.val())
+                | (self.c_silence.q.val() >= self.cfg_timeout_ticks.val())
+            {
+                // Released (acked, or silent too long): out of the scheduler
+                // (granted = sent: not eligible), out of the table,
+                // completed. A request whose response never came, or a
+                // message whose grants never came, failed.
                 self.c_release.d.next = true;
                 self.c_granted.d.next = self.c_sent.q.val();
                 self.c_status.d.next = self.status_ok.val();
+                if (self.c_kind.q.val() == self.ev_expired.val())
+                    & (!self.c_all_sent.val() | (self.c_opcode.val() == self.op_request.val()))
+                {
+                    self.c_status.d.next = self.status_timeout.val();
+                }
                 if self.c_failed.q.val() {
                     self.c_status.d.next = self.status_dma_error.val();
                 }
                 self.ctl.d.next = self.ctl_p_sched.val();
+            } else if self.c_all_sent.val() {
+                // Silent a while, all sent: ask the peer (HomaModule's
+                // client asks a silent server for the response's first
+                // packet; its server asks a silent client for the ack).
+                self.ctl.d.next = self.ctl_nudge.val();
+            }
+        } else if self.ctl.q.val() == self.ctl_nudge.val() {
+            self.m_nudge_valid.next = true;
+            if self.m_nudge_ready.val() {
+                self.ctl.d.next = self.ctl_idle.val();
             }
         } else if self.ctl.q.val() == self.ctl_g_sched.val() {
             // Granted never past the message.
@@ -1558,8 +1706,9 @@ impl Logic for TxEngine {
             self.sched.s_upd_sent_bytes.next = self.c_pkt_len.q.val();
             if self.sched.s_upd_ready.val() {
                 self.ctl.d.next = self.ctl_idle.val();
-                // All sent: it lingers (for RESENDs) until released.
-                self.linger.s_watch_valid.next = self.c_first_done.q.val();
+                // Its silence starts again with every packet: once all is
+                // sent, it lingers (for RESENDs) until released.
+                self.linger.s_watch_valid.next = !self.c_release.q.val() & !self.c_failed.q.val();
                 if self.c_failed.q.val() | self.c_release.q.val() {
                     self.ctl.d.next = self.ctl_p_remove.val();
                 }
