@@ -115,13 +115,33 @@ fn random_message(rng: &mut ChaCha8Rng, endpoint: usize, n: usize, len: usize) -
     }
 }
 
+/// The status a message's completion has when no peer answers it: a
+/// response is let go (OK), a request's RPC times out.
+fn unanswered_status(m: &Message) -> u64 {
+    if m.opcode == tx_desc::opcode::SEND_REQUEST {
+        completion::status::TIMEOUT as u64
+    } else {
+        completion::status::OK as u64
+    }
+}
+
+/// True for the frames a card sends about its messages besides their DATA:
+/// nudges to a silent peer (RESEND for a response, NEED_ACK).
+fn is_nudge(frame: &Frame) -> bool {
+    matches!(frame.homa.body, Body::Resend(_) | Body::NeedAck)
+}
+
 /// Checks frames against messages: every frame decodes, its headers are what
 /// the descriptor asked for, and the payloads reassemble to the message.
+/// (Nudges to the silent peers are skipped.)
 fn check_frames(frames: &[homa_hw_sim::card::TxFrame], messages: &[Message]) {
     let mut got: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
     for f in frames {
         let frame = Frame::decode(&f.bytes)
             .unwrap_or_else(|e| panic!("card sent an undecodable frame: {e}"));
+        if is_nudge(&frame) {
+            continue;
+        }
         let c = &frame.homa.common;
         let msg = messages
             .iter()
@@ -231,7 +251,11 @@ fn every_size(mut card: Card) {
         .iter()
         .map(|&s| s.div_ceil(MAX_SEGMENT_BYTES as usize))
         .sum();
-    assert_eq!(frames.len(), expected_frames);
+    let data_frames = frames
+        .iter()
+        .filter(|f| !is_nudge(&Frame::decode(&f.bytes).unwrap()))
+        .count();
+    assert_eq!(data_frames, expected_frames);
     assert_eq!(
         card.csr_read(endpoint::base(0) + endpoint::TX_CONSUMER),
         messages.len() as u32
@@ -251,10 +275,7 @@ fn every_size(mut card: Card) {
             host_abi::get(c, completion::KIND),
             completion::kind::TX_DONE as u64
         );
-        assert_eq!(
-            host_abi::get(c, completion::STATUS),
-            completion::status::OK as u64
-        );
+        assert_eq!(host_abi::get(c, completion::STATUS), unanswered_status(m));
         assert_eq!(host_abi::get(c, completion::RPC_ID), m.rpc_id);
         assert_eq!(host_abi::get(c, completion::LENGTH), m.payload.len() as u64);
         assert_eq!(host_abi::get(c, completion::COOKIE), m.cookie);
@@ -303,17 +324,17 @@ fn bad_descriptors_complete_with_an_error_and_the_card_goes_on() {
         .collect();
     use completion::status::*;
     assert_eq!(
-        status,
+        status[..4],
         [
             BAD_DESCRIPTOR,
             BAD_DESCRIPTOR,
             BAD_DESCRIPTOR,
             DMA_ERROR,
-            OK,
-            OK
         ]
         .map(|s| s as u64)
     );
+    // The good ones: sent, and ended as no peer answers them.
+    assert_eq!(status[4..], [unanswered_status(&msgs[4]), unanswered_status(&msgs[5])]);
     // The unreadable message's frames went out spoiled (never delivered):
     // those chosen before its first read failed, at most its three; its
     // reads were refused by the IOMMU, one per frame; the good ones arrived
@@ -577,6 +598,9 @@ fn unscheduled_priority_follows_the_cutoffs_each_peer_announced() {
                     assert!(!frames.is_empty(), "message {} sent", msg.rpc_id);
                     for f in frames {
                         let frame = Frame::decode(&f.bytes).unwrap();
+                        if is_nudge(&frame) {
+                            continue;
+                        }
                         let Body::Data(d) = &frame.homa.body else {
                             panic!("not DATA: {frame}")
                         };
@@ -749,28 +773,100 @@ fn a_resend_gets_the_range_again_and_an_ack_releases_the_message() {
     assert_eq!(cpl_producer(&mut card), 1, "one completion per message");
 }
 
-#[test]
-fn a_message_nobody_acks_is_released_after_timeout_ticks() {
-    use homa_hw::regmap::{rx_counters, timer};
-    let mut card = card("card_tx_linger", 1);
-    // A tick of 1 us (a sweep over every slot, 65.5 us, is the real
-    // period) and 3 ticks of silence.
+/// Fast timers: a tick of 1 us (a sweep over every slot, 65.5 us, is the
+/// real period), nudges from the first tick of silence, every tick, and
+/// `timeout` ticks before the card gives up.
+fn fast_timers(card: &mut Card, timeout: u32) {
+    use homa_hw::regmap::timer;
     card.csr_write(timer::BASE + timer::TICK_NS, 1000);
-    card.csr_write(timer::BASE + timer::TIMEOUT_TICKS, 3);
+    card.csr_write(timer::BASE + timer::RESEND_TICKS, 1);
+    card.csr_write(timer::BASE + timer::RESEND_INTERVAL, 1);
+    card.csr_write(timer::BASE + timer::TIMEOUT_TICKS, timeout);
+}
+
+/// Every frame sent, decoded.
+fn sent_frames(card: &mut Card) -> Vec<Frame> {
+    card.take_transmitted()
+        .iter()
+        .map(|f| Frame::decode(&f.bytes).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_request_whose_server_stays_silent_is_asked_for_its_response_then_times_out() {
+    use homa_hw::regmap::rx_counters;
+    let mut card = card("card_tx_timeout", 1);
+    fast_timers(&mut card, 4);
     let mut rng = ChaCha8Rng::seed_from_u64(10);
     let msg = random_message(&mut rng, 0, 0, 3000);
+    assert_eq!(msg.opcode, tx_desc::opcode::SEND_REQUEST);
     post(&mut card, 0, &msg);
     card.csr_write(endpoint::base(0) + endpoint::TX_PRODUCER, 1);
-    card.run(20_000);
-    assert_eq!(data_payloads(&mut card).len(), 3);
-    assert_eq!(cpl_producer(&mut card), 0, "kept for RESENDs a while");
-    // A RESEND restarts the silence; then, with none, it goes.
-    card.receive(&resend_frame(&msg, 0, 100));
-    assert!(card.run_until(200_000, |c| cpl_producer(c) == 1));
-    assert_eq!(data_payloads(&mut card).len(), 1);
+    assert!(card.run_until(400_000, |c| cpl_producer(c) == 1));
     let cpl = completions(&card, 0, 1)[0];
-    assert_eq!(host_abi::get(&cpl, completion::STATUS), 0);
+    assert_eq!(
+        host_abi::get(&cpl, completion::STATUS),
+        completion::status::TIMEOUT as u64
+    );
+    // Its DATA, then a RESEND for the response's first packet at every tick
+    // of silence short of the timeout: to the server, about our RPC.
+    let frames = sent_frames(&mut card);
+    let data = frames.iter().filter(|f| matches!(f.homa.body, Body::Data(_)));
+    assert_eq!(data.count(), 3);
+    let asks: Vec<&Frame> = frames
+        .iter()
+        .filter(|f| matches!(f.homa.body, Body::Resend(_)))
+        .collect();
+    assert!(!asks.is_empty() && asks.len() < 4, "{} RESENDs", asks.len());
+    for f in &asks {
+        assert_eq!(u32::from(f.ip.dst), msg.peer_ip);
+        assert_eq!(f.eth.dst.0, msg.peer_mac);
+        assert_eq!((f.homa.common.sport, f.homa.common.dport), (1000, msg.peer_port));
+        assert_eq!(f.homa.common.sender_id, msg.rpc_id);
+        let Body::Resend(r) = &f.homa.body else { unreachable!() };
+        assert_eq!((r.offset, r.length), (0, MAX_SEGMENT_BYTES));
+    }
+    assert_eq!(
+        counter(&mut card, rx_counters::RESPONSE_RESENDS_SENT),
+        asks.len() as u32
+    );
     assert_eq!(counter(&mut card, rx_counters::LINGERS_EXPIRED), 1);
     card.run(100_000);
     assert_eq!(cpl_producer(&mut card), 1, "one completion per message");
+}
+
+#[test]
+fn a_response_whose_client_stays_silent_is_asked_for_its_ack() {
+    use homa_hw::regmap::rx_counters;
+    let mut card = card("card_tx_need_ack", 1);
+    fast_timers(&mut card, 50);
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let msg = random_message(&mut rng, 0, 2, 2000);
+    assert_eq!(msg.opcode, tx_desc::opcode::SEND_RESPONSE);
+    post(&mut card, 0, &msg);
+    card.csr_write(endpoint::base(0) + endpoint::TX_PRODUCER, 1);
+    // A NEED_ACK (the common header alone, one beat) to the client.
+    let mut need_acks = Vec::new();
+    assert!(card.run_until(200_000, |c| {
+        need_acks.extend(
+            sent_frames(c)
+                .into_iter()
+                .filter(|f| matches!(f.homa.body, Body::NeedAck)),
+        );
+        !need_acks.is_empty()
+    }));
+    let f = &need_acks[0];
+    assert_eq!(f.len(), 62);
+    assert_eq!(u32::from(f.ip.dst), msg.peer_ip);
+    assert_eq!((f.homa.common.sport, f.homa.common.dport), (1000, msg.peer_port));
+    assert_eq!(f.homa.common.sender_id, msg.rpc_id);
+    assert_eq!(f.ip.priority(), 7);
+    assert_eq!(cpl_producer(&mut card), 0, "kept until acked");
+    // The client's ACK lets it go at once, OK.
+    card.receive(&ack_frame(&msg));
+    assert!(card.run_until(10_000, |c| cpl_producer(c) == 1));
+    let cpl = completions(&card, 0, 1)[0];
+    assert_eq!(host_abi::get(&cpl, completion::STATUS), 0);
+    assert!(counter(&mut card, rx_counters::NEED_ACKS_SENT) >= 1);
+    assert_eq!(counter(&mut card, rx_counters::LINGERS_EXPIRED), 0);
 }
