@@ -151,8 +151,11 @@ pub mod rx_counters {
     pub const NEED_ACKS_SENT: u32 = 0xb0;
     /// RESENDs sent for a response (a request all sent, its server silent).
     pub const RESPONSE_RESENDS_SENT: u32 = 0xb4;
+    /// Outbound messages the TX engine holds now (being sent, or sent and
+    /// not yet released): a level, not a count; 0 when all is settled.
+    pub const TX_MESSAGES_HELD: u32 = 0xb8;
     /// The sender's counters (after DATA_ACCEPTED) in address order.
-    pub const SENDER_COUNTERS: [u32; 7] = [
+    pub const SENDER_COUNTERS: [u32; 8] = [
         RESENDS_RECEIVED,
         ACKS_RECEIVED,
         RESENDS_UNKNOWN,
@@ -160,6 +163,7 @@ pub mod rx_counters {
         LINGERS_EXPIRED,
         NEED_ACKS_SENT,
         RESPONSE_RESENDS_SENT,
+        TX_MESSAGES_HELD,
     ];
     /// The RX path counters in address order, 4 bytes apart.
     pub const PATH_COUNTERS: [u32; 21] = [

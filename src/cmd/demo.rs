@@ -531,7 +531,7 @@ fn report(args: &DemoArgs, o: &Outcome, bench: Option<&Breakdown>) {
                 "frames_reordered": o.faults.reordered,
                 "frames_corrupted_ip_header": o.faults.corrupted_ip,
                 "frames_corrupted_past_ip_header": o.faults.corrupted_homa,
-                "retransmission": "not implemented in the card yet: an RPC that loses a frame stays unfinished",
+                "recovery": "the cards resend what is lost (RESEND, then timeout_ticks: see the timer CSRs); an RPC unfinished by its deadline was still recovering",
             },
             "concurrency": args.concurrency,
             "simulated_cycles": o.cycles,
@@ -608,7 +608,7 @@ fn report(args: &DemoArgs, o: &Outcome, bench: Option<&Breakdown>) {
             f.lost, f.duplicated, f.reordered, f.corrupted_ip, f.corrupted_homa, f.frames
         );
         println!(
-            "completed {} of {} RPCs; unfinished {} (no response within {} us: the card does not retransmit yet, so an RPC that loses a frame never finishes); wrong responses {}; late responses {}",
+            "completed {} of {} RPCs; unfinished {} (no response within {} us: a lost frame costs resend_ticks of silence before it is asked for again); wrong responses {}; late responses {}",
             o.rtts.len(),
             o.rtts.len() + o.errors + o.unfinished,
             o.unfinished,

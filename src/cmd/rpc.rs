@@ -98,7 +98,7 @@ pub fn run(args: &RpcArgs) -> anyhow::Result<()> {
             if args.wire.loss > 0.0 {
                 if !args.json {
                     println!(
-                        "rpc {i}: {bytes} bytes, UNFINISHED: no response in {:.1} s (--loss {}; the card does not retransmit yet)",
+                        "rpc {i}: {bytes} bytes, UNFINISHED: no response in {:.1} s (--loss {}; recovery waits resend_ticks of the card's simulated clock per loss)",
                         args.timeout_s, args.wire.loss
                     );
                 }
@@ -186,7 +186,7 @@ pub fn run(args: &RpcArgs) -> anyhow::Result<()> {
     }
     if args.wire.loss > 0.0 && !args.json {
         println!(
-            "completed {} of {count} RPCs, unfinished {} (--loss {}: {lost} frames dropped on receive; retransmission is not implemented in the card yet, so an RPC that loses a frame does not finish)",
+            "completed {} of {count} RPCs, unfinished {} (--loss {}: {lost} frames dropped on receive, each asked for again after resend_ticks of silence)",
             rpcs.len(),
             unfinished.len(),
             args.wire.loss

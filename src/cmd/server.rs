@@ -110,7 +110,7 @@ pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
         );
         if args.wire.loss > 0.0 {
             println!(
-                "--loss {}: {} frames dropped on receive (the card does not retransmit yet: a request that lost one was never served)",
+                "--loss {}: {} frames dropped on receive (asked for again by RESEND; this card's timers run on its simulated clock)",
                 args.wire.loss, stats.frames_lost
             );
         }

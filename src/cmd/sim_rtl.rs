@@ -736,9 +736,9 @@ pub fn run(exp: &RtlExperiment, bar: &ProgressBar) -> anyhow::Result<Report> {
     card_json.insert("host_loop_iterations".into(), serde_json::json!(iterations));
     if cfg.faults.any_packet_faults() || !cfg.faults.link_events.is_empty() {
         card_json.insert(
-            "retransmission".into(),
+            "recovery".into(),
             serde_json::json!(
-                "not implemented in the card yet: an RPC that loses a frame stays unfinished"
+                "the cards resend what is lost (RESEND after resend_ticks of silence); an RPC unfinished at the end was still recovering"
             ),
         );
     }

@@ -1,0 +1,54 @@
+//! A dead peer (issue 9): a request to a host that never answers ends in a
+//! typed timeout error within the configured time, and the card holds
+//! nothing for it afterwards.
+
+use std::net::Ipv4Addr;
+use std::sync::{Arc, Mutex};
+
+use homa_host::{Endpoint, Error, Nic, Peer, SimNetwork};
+use homa_hw::regmap::{rx_counters, timer};
+
+#[test]
+fn a_request_to_a_dead_peer_times_out_and_leaves_nothing_held() {
+    // One card alone on the switch: the peer's address leads nowhere.
+    let network = Arc::new(Mutex::new(SimNetwork::new(
+        "dead_peer",
+        1,
+        Default::default(),
+    )));
+    let nic = Nic::open_sim(&network, 0).unwrap();
+    nic.set_address([2, 0, 0, 0, 0, 1], Ipv4Addr::new(10, 0, 0, 1))
+        .unwrap();
+    let backend = nic.device().backend();
+    let csr = |at: u32| backend.csr_read(at).unwrap();
+    let tick_ns = csr(timer::BASE + timer::TICK_NS) as u64;
+    let resend_ticks = csr(timer::BASE + timer::RESEND_TICKS) as u64;
+    let timeout_ticks = csr(timer::BASE + timer::TIMEOUT_TICKS) as u64;
+
+    let mut client = Endpoint::open(&nic, 1000).unwrap();
+    let dead = Peer::new(Ipv4Addr::new(10, 0, 0, 9), [2, 0, 0, 0, 0, 9], 99);
+    let start = nic.cycle().unwrap();
+    let id = client.send_request(dead, &[7u8; 5000]).unwrap();
+    let err = client.recv_response(id).unwrap_err();
+    let took_ns = (nic.cycle().unwrap() - start) as f64 * nic.cycle_ns();
+    assert!(matches!(err, Error::Timeout(i) if i == id), "{err}");
+
+    // After timeout_ticks ticks of silence, not before; and not much later:
+    // a tick or two (the sweep's phase) and one sweep over every slot
+    // (65.5 us) may come on top.
+    let configured_ns = (timeout_ticks * tick_ns) as f64;
+    assert!(
+        took_ns >= configured_ns - tick_ns as f64 && took_ns <= configured_ns + 3.0 * tick_ns as f64 + 70_000.0,
+        "timed out after {took_ns} ns; configured {timeout_ticks} ticks of {tick_ns} ns"
+    );
+    // It asked the silent server for the response meanwhile.
+    let asked = csr(rx_counters::BASE + rx_counters::RESPONSE_RESENDS_SENT) as u64;
+    assert!(
+        asked >= 1 && asked <= timeout_ticks / resend_ticks.max(1),
+        "{asked} RESENDs"
+    );
+    assert_eq!(csr(rx_counters::BASE + rx_counters::TX_MESSAGES_HELD), 0);
+    assert_eq!(csr(rx_counters::BASE + rx_counters::LINGERS_EXPIRED), 1);
+    // The endpoint closes at once: nothing left to wait for.
+    drop(client);
+}
