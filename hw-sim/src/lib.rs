@@ -15,7 +15,8 @@
 //! offers the card's wires, nothing above them.
 //!
 //! Waveforms: set `HOMA_VCD=DIR` to trace every simulation into DIR, or build
-//! a [`Sim`] with [`Sim::traced_on_failure`] to keep a trace only when the test
+//! a [`Sim`] with [`Sim::traced_on_failure`] (its first `TRACE_ON_FAILURE_CYCLES`)
+//! to keep a trace only when the test
 //! panics. VCD time is in picoseconds with a 4 ns (250 MHz) clock.
 
 pub mod axis;
@@ -113,7 +114,14 @@ struct Trace {
     path: PathBuf,
     /// Delete the file on drop unless the thread is panicking.
     keep_only_on_failure: bool,
+    /// Closed at `TRACE_ON_FAILURE_CYCLES` (traces kept only on failure).
+    stopped: bool,
 }
+
+/// Cycles a trace kept only on failure covers, from the start: a VCD of
+/// every signal of a card grows by megabytes per thousand cycles, and a
+/// long lossy run that fails must not fill the disk.
+pub const TRACE_ON_FAILURE_CYCLES: u64 = 1_000_000;
 
 static SIM_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -171,6 +179,7 @@ impl<M: Model> Sim<M> {
         self.trace = Some(Trace {
             path: path.to_path_buf(),
             keep_only_on_failure,
+            stopped: false,
         });
         Ok(())
     }
@@ -204,23 +213,31 @@ impl<M: Model> Sim<M> {
     pub fn tick(&mut self) {
         let t = self.cycle * CLOCK_PERIOD_PS;
         self.cycle += 1;
+        if let Some(trace) = &mut self.trace {
+            if trace.keep_only_on_failure && !trace.stopped && self.cycle > TRACE_ON_FAILURE_CYCLES
+            {
+                self.model.trace_close();
+                trace.stopped = true;
+            }
+        }
+        let tracing = self.trace.as_ref().is_some_and(|t| !t.stopped);
         if self.reference_edges || !M::fast_edge() {
             // The falling edge and the inputs set since the last tick settle
             // together (registers only act on rising edges); then the rising
             // edge.
             self.model.set_clock(false);
             self.model.eval();
-            if self.trace.is_some() {
+            if tracing {
                 self.model.trace_dump(t);
             }
             self.model.set_clock(true);
             self.model.eval();
-            if self.trace.is_some() {
+            if tracing {
                 self.model.trace_dump(t + CLOCK_PERIOD_PS / 2);
             }
             return;
         }
-        if self.trace.is_some() {
+        if tracing {
             // The low phase: the inputs settled, the clock shown low (the
             // falling edge moves nothing in these designs).
             self.model.settle();
@@ -257,13 +274,20 @@ impl<M: Model> Drop for Sim<M> {
         let Some(trace) = self.trace.take() else {
             return;
         };
-        self.model.trace_dump(self.cycle * CLOCK_PERIOD_PS);
-        self.model.trace_close();
+        if !trace.stopped {
+            self.model.trace_dump(self.cycle * CLOCK_PERIOD_PS);
+            self.model.trace_close();
+        }
         if std::thread::panicking() {
             eprintln!(
-                "waveform of the failing simulation: {} (cycle {})",
+                "waveform of the failing simulation: {} (cycle {}{})",
                 trace.path.display(),
-                self.cycle
+                self.cycle,
+                if trace.stopped {
+                    format!("; the waveform holds its first {TRACE_ON_FAILURE_CYCLES} cycles")
+                } else {
+                    String::new()
+                }
             );
         } else if trace.keep_only_on_failure {
             let _ = std::fs::remove_file(&trace.path);
