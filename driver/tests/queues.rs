@@ -29,9 +29,15 @@ fn device(name: &str) -> (Device, Arc<SimBackend>) {
     // tick (of 1 us) of silence.
     use homa_hw::regmap::timer;
     let backend = device.backend();
-    backend.csr_write(timer::BASE + timer::TICK_NS, 1000).unwrap();
-    backend.csr_write(timer::BASE + timer::RESEND_TICKS, 1).unwrap();
-    backend.csr_write(timer::BASE + timer::TIMEOUT_TICKS, 1).unwrap();
+    backend
+        .csr_write(timer::BASE + timer::TICK_NS, 1000)
+        .unwrap();
+    backend
+        .csr_write(timer::BASE + timer::RESEND_TICKS, 1)
+        .unwrap();
+    backend
+        .csr_write(timer::BASE + timer::TIMEOUT_TICKS, 1)
+        .unwrap();
     (device, sim)
 }
 

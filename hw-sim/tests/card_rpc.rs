@@ -429,7 +429,8 @@ fn fast_recovery(pair: &mut Pair, resend_ticks: u32) {
     use homa_hw::regmap::timer;
     for h in [&mut pair.client, &mut pair.server] {
         h.card.csr_write(timer::BASE + timer::TICK_NS, 1000);
-        h.card.csr_write(timer::BASE + timer::RESEND_TICKS, resend_ticks);
+        h.card
+            .csr_write(timer::BASE + timer::RESEND_TICKS, resend_ticks);
         h.card.csr_write(timer::BASE + timer::RESEND_INTERVAL, 1);
         h.card.csr_write(timer::BASE + timer::TIMEOUT_TICKS, 200);
     }
@@ -438,7 +439,11 @@ fn fast_recovery(pair: &mut Pair, resend_ticks: u32) {
 /// RPCs of 1 B to 1 MB at once over a cable that loses 10% of the frames
 /// each way, duplicates 2% and holds back 3%: the responses that came back
 /// within `limit` cycles (echoes, by RPC id), each checked to come once.
-fn lossy_rpcs(name: &str, resend_ticks: u32, limit: u64) -> (BTreeMap<u64, Vec<u8>>, BTreeMap<u64, Vec<u8>>, Pair) {
+fn lossy_rpcs(
+    name: &str,
+    resend_ticks: u32,
+    limit: u64,
+) -> (BTreeMap<u64, Vec<u8>>, BTreeMap<u64, Vec<u8>>, Pair) {
     let mut pair = Pair::new(name);
     pair.cable = Cable::new(LINK_GBPS, LINK_DELAY_CYCLES).with_faults(CableFaults {
         loss_ppm: 100_000,
@@ -493,7 +498,9 @@ fn rpcs_of_1_b_to_1_mb_survive_ten_percent_loss_with_duplication_and_reordering(
     assert!(
         got == expected,
         "{} of {} RPCs intact; client {}, server {}",
-        got.iter().filter(|(id, b)| expected.get(id) == Some(b)).count(),
+        got.iter()
+            .filter(|(id, b)| expected.get(id) == Some(b))
+            .count(),
         expected.len(),
         rx_path(&mut pair.client),
         rx_path(&mut pair.server)
@@ -513,5 +520,8 @@ fn rpcs_of_1_b_to_1_mb_survive_ten_percent_loss_with_duplication_and_reordering(
 #[test]
 fn without_resends_a_lossy_cable_stalls_rpcs() {
     let (got, expected, _) = lossy_rpcs("card_rpc_lossy_no_resend", 0, 3_000_000);
-    assert!(got.len() < expected.len(), "every RPC completed with no RESEND");
+    assert!(
+        got.len() < expected.len(),
+        "every RPC completed with no RESEND"
+    );
 }

@@ -462,12 +462,7 @@ fn a_peer_whose_data_carries_another_cutoff_version_gets_our_cutoffs() {
         h.card
             .take_transmitted()
             .into_iter()
-            .filter(|t| {
-                matches!(
-                    Frame::decode(&t.bytes).unwrap().homa.body,
-                    Body::Cutoffs(_)
-                )
-            })
+            .filter(|t| matches!(Frame::decode(&t.bytes).unwrap().homa.body, Body::Cutoffs(_)))
             .collect()
     };
     let sent = cutoffs_sent(&mut h);

@@ -325,16 +325,13 @@ fn bad_descriptors_complete_with_an_error_and_the_card_goes_on() {
     use completion::status::*;
     assert_eq!(
         status[..4],
-        [
-            BAD_DESCRIPTOR,
-            BAD_DESCRIPTOR,
-            BAD_DESCRIPTOR,
-            DMA_ERROR,
-        ]
-        .map(|s| s as u64)
+        [BAD_DESCRIPTOR, BAD_DESCRIPTOR, BAD_DESCRIPTOR, DMA_ERROR,].map(|s| s as u64)
     );
     // The good ones: sent, and ended as no peer answers them.
-    assert_eq!(status[4..], [unanswered_status(&msgs[4]), unanswered_status(&msgs[5])]);
+    assert_eq!(
+        status[4..],
+        [unanswered_status(&msgs[4]), unanswered_status(&msgs[5])]
+    );
     // The unreadable message's frames went out spoiled (never delivered):
     // those chosen before its first read failed, at most its three; its
     // reads were refused by the IOMMU, one per frame; the good ones arrived
@@ -434,7 +431,11 @@ fn a_completion_ring_that_is_full_holds_the_card_back() {
     card.csr_write(endpoint::base(0) + endpoint::TX_PRODUCER, n + 1);
     card.run(100_000);
     assert_eq!(card.csr_read(endpoint::base(0) + endpoint::CPL_PRODUCER), n);
-    assert_eq!(completions(&card, 0, 1)[0], entry0, "entry 0 not overwritten");
+    assert_eq!(
+        completions(&card, 0, 1)[0],
+        entry0,
+        "entry 0 not overwritten"
+    );
     // Consuming one entry lets it through, into slot 0 with phase 0.
     card.csr_write(endpoint::base(0) + endpoint::CPL_CONSUMER, 1);
     assert!(card.run_until(100_000, |c| c
@@ -732,7 +733,10 @@ fn a_resend_gets_the_range_again_and_an_ack_releases_the_message() {
     card.run(10_000);
     let first = data_payloads(&mut card);
     assert_eq!(first.iter().map(|f| f.1.len()).sum::<usize>(), len);
-    assert!(first.iter().all(|f| !f.2), "first copies are not retransmits");
+    assert!(
+        first.iter().all(|f| !f.2),
+        "first copies are not retransmits"
+    );
     // All sent, but kept: no completion until the receiver has it.
     assert_eq!(cpl_producer(&mut card), 0);
 
@@ -753,7 +757,10 @@ fn a_resend_gets_the_range_again_and_an_ack_releases_the_message() {
     card.receive(&resend_frame(&msg, 6 * seg, u32::MAX));
     card.run(5_000);
     let tail = data_payloads(&mut card);
-    assert_eq!(tail.iter().map(|f| f.0).collect::<Vec<_>>(), [6 * seg, 7 * seg]);
+    assert_eq!(
+        tail.iter().map(|f| f.0).collect::<Vec<_>>(),
+        [6 * seg, 7 * seg]
+    );
     assert_eq!(tail.last().map(|f| f.0 as usize + f.1.len()), Some(len));
     assert_eq!(counter(&mut card, rx_counters::PACKETS_RETRANSMITTED), 4);
     assert_eq!(cpl_producer(&mut card), 0);
@@ -811,7 +818,9 @@ fn a_request_whose_server_stays_silent_is_asked_for_its_response_then_times_out(
     // Its DATA, then a RESEND for the response's first packet at every tick
     // of silence short of the timeout: to the server, about our RPC.
     let frames = sent_frames(&mut card);
-    let data = frames.iter().filter(|f| matches!(f.homa.body, Body::Data(_)));
+    let data = frames
+        .iter()
+        .filter(|f| matches!(f.homa.body, Body::Data(_)));
     assert_eq!(data.count(), 3);
     let asks: Vec<&Frame> = frames
         .iter()
@@ -821,9 +830,14 @@ fn a_request_whose_server_stays_silent_is_asked_for_its_response_then_times_out(
     for f in &asks {
         assert_eq!(u32::from(f.ip.dst), msg.peer_ip);
         assert_eq!(f.eth.dst.0, msg.peer_mac);
-        assert_eq!((f.homa.common.sport, f.homa.common.dport), (1000, msg.peer_port));
+        assert_eq!(
+            (f.homa.common.sport, f.homa.common.dport),
+            (1000, msg.peer_port)
+        );
         assert_eq!(f.homa.common.sender_id, msg.rpc_id);
-        let Body::Resend(r) = &f.homa.body else { unreachable!() };
+        let Body::Resend(r) = &f.homa.body else {
+            unreachable!()
+        };
         assert_eq!((r.offset, r.length), (0, MAX_SEGMENT_BYTES));
     }
     assert_eq!(
@@ -858,7 +872,10 @@ fn a_response_whose_client_stays_silent_is_asked_for_its_ack() {
     let f = &need_acks[0];
     assert_eq!(f.len(), 62);
     assert_eq!(u32::from(f.ip.dst), msg.peer_ip);
-    assert_eq!((f.homa.common.sport, f.homa.common.dport), (1000, msg.peer_port));
+    assert_eq!(
+        (f.homa.common.sport, f.homa.common.dport),
+        (1000, msg.peer_port)
+    );
     assert_eq!(f.homa.common.sender_id, msg.rpc_id);
     assert_eq!(f.ip.priority(), 7);
     assert_eq!(cpl_producer(&mut card), 0, "kept until acked");

@@ -346,7 +346,8 @@ impl Logic for HomaCore {
         self.rx_counters.sender[4].next = self.tx_engine.lingers_expired.val();
         self.rx_counters.sender[5].next = self.control_sender.need_acks_sent.val();
         self.rx_counters.sender[6].next = self.control_sender.response_resends_sent.val();
-        self.rx_counters.sender[7].next = bit_cast::<32, 16>(self.tx_engine.messages_in_flight.val());
+        self.rx_counters.sender[7].next =
+            bit_cast::<32, 16>(self.tx_engine.messages_in_flight.val());
         self.arp.clock.next = self.clock.val();
         self.arp.reset.next = self.reset.val();
         self.arp.s_axis_tdata.next = self.s_axis_rx_tdata.val();

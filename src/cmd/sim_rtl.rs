@@ -399,7 +399,10 @@ impl Rack {
             ("rx_duplicates", rx_counters::DUPLICATES),
             ("rx_other_control", rx_counters::OTHER_CONTROL),
             ("rx_grants_received", rx_counters::GRANTS_RECEIVED),
-            ("rx_sender_events_dropped", rx_counters::SENDER_EVENTS_DROPPED),
+            (
+                "rx_sender_events_dropped",
+                rx_counters::SENDER_EVENTS_DROPPED,
+            ),
         ];
         let mut network = self.network();
         let count = network.len();

@@ -588,8 +588,7 @@ impl Logic for ControlSender {
                 if self.nudge_need_ack.q.val() {
                     self.need_acks_count.d.next = self.need_acks_count.q.val() + 1;
                 } else {
-                    self.response_resends_count.d.next =
-                        self.response_resends_count.q.val() + 1;
+                    self.response_resends_count.d.next = self.response_resends_count.q.val() + 1;
                 }
             } else if self.is_resend.q.val() {
                 // (Counted by the resend timer.)

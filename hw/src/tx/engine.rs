@@ -1470,8 +1470,7 @@ impl Logic for TxEngine {
                         self.grants_unknown_count.d.next = self.grants_unknown_count.q.val() + 1;
                     }
                     if self.c_kind.q.val() == self.ev_resend.val() {
-                        self.resends_unknown_count.d.next =
-                            self.resends_unknown_count.q.val() + 1;
+                        self.resends_unknown_count.d.next = self.resends_unknown_count.q.val() + 1;
                     }
                     self.ctl.d.next = self.ctl_idle.val();
                 }
@@ -1498,9 +1497,7 @@ impl Logic for TxEngine {
                 // The receiver is alive: the message's silence starts again.
                 self.linger.s_watch_valid.next = true;
                 self.c_prio.d.next = self.c_grant_prio.q.val();
-                if self.c_grant_offset.q.val()
-                    > self.progress.read_data.val().get_bits::<20>(20)
-                {
+                if self.c_grant_offset.q.val() > self.progress.read_data.val().get_bits::<20>(20) {
                     self.c_granted.d.next = self.c_grant_offset.q.val();
                 }
                 self.ctl.d.next = self.ctl_g_sched.val();
@@ -1518,8 +1515,8 @@ impl Logic for TxEngine {
                     self.c_sent.d.next = self.c_grant_offset.q.val();
                     self.c_rend.d.next = self.c_sent_max.q.val();
                     if self.c_ev_length.q.val() < bit_cast::<32, 20>(self.resend_room.val()) {
-                        self.c_rend.d.next =
-                            self.c_grant_offset.q.val() + self.c_ev_length.q.val().get_bits::<20>(0);
+                        self.c_rend.d.next = self.c_grant_offset.q.val()
+                            + self.c_ev_length.q.val().get_bits::<20>(0);
                     }
                     self.c_was_eligible.d.next = false;
                     self.ctl.d.next = self.ctl_g_sched.val();
