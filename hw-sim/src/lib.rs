@@ -9,7 +9,9 @@
 //! ([`host_memory`]) and the PCIe link's latency and bandwidth ([`pcie`]);
 //! the host behind the PCIe hard block at TLP level: BAR requests
 //! ([`tlp`]) and the root complex that serves the card's DMA TLPs
-//! ([`root_complex`]).
+//! ([`root_complex`]); and a plain host ([`plain_host`]: rings, registers
+//! and bpages handled in the plainest way) for the card's testbenches and
+//! the fuzzer, which must not lean on the driver they are checking.
 //!
 //! Must not know about: Homa's protocol, the driver or the host library: it
 //! offers the card's wires, nothing above them.
@@ -28,6 +30,7 @@ pub mod flash_chip;
 pub mod host_memory;
 pub mod network;
 pub mod pcie;
+pub mod plain_host;
 pub mod root_complex;
 pub mod tlp;
 pub mod udp_wire;

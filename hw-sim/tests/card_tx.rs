@@ -15,7 +15,7 @@ use homa_hw_sim::card::Card;
 use homa_wire::{Body, Frame};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use support::host::{cpl_ring, tx_ring, TestHost, RING_LOG2, TX_BUFFERS};
+use support::host::{cpl_ring, tx_ring, Send, TestHost, RING_LOG2, TX_BUFFERS};
 
 const LOCAL_MAC: [u8; 6] = [0x02, 0x00, 0x00, 0x00, 0x00, 0x01];
 const LOCAL_IP: u32 = 0x0a00_0001;
@@ -54,23 +54,32 @@ struct Message {
     cookie: u64,
 }
 
+impl Message {
+    /// Its descriptor: the message as the host asks for it.
+    fn descriptor(&self) -> [u8; ENTRY_BYTES] {
+        Send {
+            endpoint: self.endpoint,
+            opcode: self.opcode,
+            rpc_id: self.rpc_id,
+            buffer: self.buffer,
+            length: self.length,
+            peer_ip: self.peer_ip,
+            peer_port: self.peer_port,
+            peer_mac: self.peer_mac,
+            cookie: self.cookie,
+        }
+        .descriptor()
+    }
+}
+
 /// Writes `msg`'s payload and descriptor into host memory at the endpoint's
 /// next TX slot `index`.
 fn post(card: &mut Card, index: u32, msg: &Message) {
     card.memory_mut().write(msg.buffer, &msg.payload);
-    let mut d = [0u8; ENTRY_BYTES];
-    host_abi::put(&mut d, tx_desc::OPCODE, msg.opcode as u64);
-    host_abi::put(&mut d, tx_desc::PEER_PORT, msg.peer_port as u64);
-    host_abi::put(&mut d, tx_desc::LENGTH, msg.length as u64);
-    host_abi::put(&mut d, tx_desc::RPC_ID, msg.rpc_id);
-    host_abi::put(&mut d, tx_desc::BUFFER, msg.buffer);
-    host_abi::put(&mut d, tx_desc::PEER_IP, msg.peer_ip as u64);
-    host_abi::put_mac(&mut d, tx_desc::PEER_MAC, msg.peer_mac);
-    host_abi::put(&mut d, tx_desc::COOKIE, msg.cookie);
     let slot = index & ((1 << RING_LOG2) - 1);
     card.memory_mut().write(
         tx_ring(msg.endpoint) + (slot as u64) * ENTRY_BYTES as u64,
-        &d,
+        &msg.descriptor(),
     );
 }
 

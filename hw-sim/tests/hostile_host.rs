@@ -10,7 +10,7 @@ use homa_hw::host_abi::{self, completion, tx_desc, ENTRY_BYTES};
 use homa_hw::regmap::{self, endpoint, grant, id, interface, rx_counters, scratch};
 use homa_hw_sim::card::Card;
 use homa_wire::{Body, Frame};
-use support::host::{cpl_ring, tx_ring, TestHost, RING_LOG2, TX_BUFFERS, TX_BUFFER_BYTES};
+use support::host::{cpl_ring, tx_ring, Send, TestHost, RING_LOG2, TX_BUFFERS, TX_BUFFER_BYTES};
 
 const MAC: [u8; 6] = [2, 0, 0, 0, 0, 1];
 const IP: u32 = 0x0a00_0001;
@@ -23,15 +23,18 @@ fn host(name: &str, endpoints: usize) -> TestHost {
 
 /// Writes a descriptor at TX slot `index` of endpoint `e` (no doorbell).
 fn post(card: &mut Card, e: usize, index: u32, opcode: u8, buffer: u64, length: u32, cookie: u64) {
-    let mut d = [0u8; ENTRY_BYTES];
-    host_abi::put(&mut d, tx_desc::OPCODE, opcode as u64);
-    host_abi::put(&mut d, tx_desc::PEER_PORT, 2000);
-    host_abi::put(&mut d, tx_desc::LENGTH, length as u64);
-    host_abi::put(&mut d, tx_desc::RPC_ID, 2 * (cookie + 1));
-    host_abi::put(&mut d, tx_desc::BUFFER, buffer);
-    host_abi::put(&mut d, tx_desc::PEER_IP, 0x0a00_0002);
-    host_abi::put_mac(&mut d, tx_desc::PEER_MAC, [2, 0, 0, 0, 0, 2]);
-    host_abi::put(&mut d, tx_desc::COOKIE, cookie);
+    let d = Send {
+        endpoint: e,
+        opcode,
+        rpc_id: 2 * (cookie + 1),
+        buffer,
+        length,
+        peer_ip: 0x0a00_0002,
+        peer_port: 2000,
+        peer_mac: [2, 0, 0, 0, 0, 2],
+        cookie,
+    }
+    .descriptor();
     let slot = index & (RING - 1);
     card.memory_mut()
         .write(tx_ring(e) + slot as u64 * ENTRY_BYTES as u64, &d);

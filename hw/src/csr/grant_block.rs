@@ -3,6 +3,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::csr::tunables::TunableRegisters;
 use crate::csr::RegisterBlockHeader;
 use crate::regmap::{block_type, grant};
 
@@ -35,13 +36,8 @@ pub struct GrantBlock {
     pub active_count: Signal<In, Bits<4>>,
     pub grants_sent: Signal<In, Bits<32>>,
     header: RegisterBlockHeader,
-    value: [DFF<Bits<32>>; TUNABLES],
-    /// The value written, clamped to what its register holds.
-    written: [Signal<Local, Bits<32>>; TUNABLES],
-    at: [Constant<Bits<8>>; TUNABLES],
-    default: [Constant<Bits<32>>; TUNABLES],
-    /// Largest value each tunable takes.
-    max: [Constant<Bits<32>>; TUNABLES],
+    /// In `grant::DEFAULTS` order.
+    tunables: TunableRegisters<TUNABLES>,
     at_total_incoming: Constant<Bits<8>>,
     at_active_count: Constant<Bits<8>>,
     at_grants_sent: Constant<Bits<8>>,
@@ -64,7 +60,6 @@ impl Default for GrantBlock {
             "the outputs below take the tunables in this order"
         );
         let c8 = |v: u32| Constant::new((v as u64).to_bits());
-        let c32 = |v: u32| Constant::new((v as u64).to_bits());
         // Register widths on the scheduler's ports: what a write is clamped to.
         let max_of = |reg: u32| match reg {
             grant::MAX_OVERCOMMIT => 8,
@@ -93,11 +88,7 @@ impl Default for GrantBlock {
             active_count: Default::default(),
             grants_sent: Default::default(),
             header: RegisterBlockHeader::new(block_type::GRANT, grant::VERSION, grant::BASE),
-            value: Default::default(),
-            written: Default::default(),
-            at: std::array::from_fn(|i| c8(grant::DEFAULTS[i].0)),
-            default: std::array::from_fn(|i| c32(grant::DEFAULTS[i].1)),
-            max: std::array::from_fn(|i| c32(max_of(grant::DEFAULTS[i].0))),
+            tunables: TunableRegisters::new(&grant::DEFAULTS, max_of),
             at_total_incoming: c8(grant::TOTAL_INCOMING),
             at_active_count: c8(grant::ACTIVE_COUNT),
             at_grants_sent: c8(grant::GRANTS_SENT),
@@ -110,24 +101,13 @@ impl Logic for GrantBlock {
     fn update(&mut self) {
         self.header.offset.next = self.offset.val();
         self.header.select.next = self.select.val();
-        self.rd_data.next = self.header.rd_data.val();
-        for i in 0..TUNABLES {
-            self.value[i].clock.next = self.clock.val();
-            self.value[i].d.next = self.value[i].q.val();
-            self.written[i].next = self.wr_data.val();
-            if self.wr_data.val() > self.max[i].val() {
-                self.written[i].next = self.max[i].val();
-            }
-            if self.select.val() & self.wr_en.val() & (self.offset.val() == self.at[i].val()) {
-                self.value[i].d.next = self.written[i].val();
-            }
-            if self.reset.val() {
-                self.value[i].d.next = self.default[i].val();
-            }
-            if self.select.val() & (self.offset.val() == self.at[i].val()) {
-                self.rd_data.next = self.value[i].q.val();
-            }
-        }
+        self.tunables.clock.next = self.clock.val();
+        self.tunables.reset.next = self.reset.val();
+        self.tunables.offset.next = self.offset.val();
+        self.tunables.select.next = self.select.val();
+        self.tunables.wr_en.next = self.wr_en.val();
+        self.tunables.wr_data.next = self.wr_data.val();
+        self.rd_data.next = self.header.rd_data.val() | self.tunables.rd_data.val();
         if self.select.val() {
             if self.offset.val() == self.at_total_incoming.val() {
                 self.rd_data.next = self.total_incoming.val();
@@ -140,15 +120,15 @@ impl Logic for GrantBlock {
             }
         }
         // In `grant::DEFAULTS` order.
-        self.max_incoming.next = self.value[0].q.val();
-        self.max_overcommit.next = self.value[1].q.val().get_bits::<4>(0);
-        if self.value[1].q.val() == 0 {
+        self.max_incoming.next = self.tunables.value[0].val();
+        self.max_overcommit.next = self.tunables.value[1].val().get_bits::<4>(0);
+        if self.tunables.value[1].val() == 0 {
             self.max_overcommit.next = 1.into();
         }
-        self.window.next = self.value[2].q.val();
-        self.max_sched_prio.next = self.value[3].q.val().get_bits::<3>(0);
-        self.unsched_bytes.next = self.value[4].q.val().get_bits::<20>(0);
-        self.grant_fifo_fraction.next = self.value[5].q.val().get_bits::<10>(0);
-        self.fifo_grant_increment.next = self.value[6].q.val().get_bits::<20>(0);
+        self.window.next = self.tunables.value[2].val();
+        self.max_sched_prio.next = self.tunables.value[3].val().get_bits::<3>(0);
+        self.unsched_bytes.next = self.tunables.value[4].val().get_bits::<20>(0);
+        self.grant_fifo_fraction.next = self.tunables.value[5].val().get_bits::<10>(0);
+        self.fifo_grant_increment.next = self.tunables.value[6].val().get_bits::<20>(0);
     }
 }

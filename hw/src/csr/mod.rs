@@ -13,6 +13,7 @@ pub mod id_block;
 pub mod interface_block;
 pub mod scratch_block;
 pub mod timer_block;
+pub mod tunables;
 
 use rust_hdl::prelude::*;
 

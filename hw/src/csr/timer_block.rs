@@ -4,6 +4,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::csr::tunables::TunableRegisters;
 use crate::csr::RegisterBlockHeader;
 use crate::regmap::{block_type, timer};
 
@@ -32,13 +33,10 @@ pub struct TimerBlock {
     pub resends_sent: Signal<In, Bits<32>>,
     pub sweeps: Signal<In, Bits<32>>,
     header: RegisterBlockHeader,
-    value: [DFF<Bits<32>>; TUNABLES],
-    written: [Signal<Local, Bits<32>>; TUNABLES],
+    /// In `timer::DEFAULTS` order.
+    tunables: TunableRegisters<TUNABLES>,
     /// Cycles left to the next tick.
     countdown: DFF<Bits<22>>,
-    at: [Constant<Bits<8>>; TUNABLES],
-    default: [Constant<Bits<32>>; TUNABLES],
-    max: [Constant<Bits<32>>; TUNABLES],
     at_resends_sent: Constant<Bits<8>>,
     at_sweeps: Constant<Bits<8>>,
 }
@@ -57,7 +55,6 @@ impl Default for TimerBlock {
             "the outputs below take the tunables in this order"
         );
         let c8 = |v: u32| Constant::new((v as u64).to_bits());
-        let c32 = |v: u32| Constant::new((v as u64).to_bits());
         // What a write is clamped to: the tick to 2^24 ns (the prescaler
         // counts 22 bits of 4 ns cycles; under 8 ns it ticks every cycle);
         // ticks to 8 bits.
@@ -80,12 +77,8 @@ impl Default for TimerBlock {
             resends_sent: Default::default(),
             sweeps: Default::default(),
             header: RegisterBlockHeader::new(block_type::TIMER, timer::VERSION, timer::BASE),
-            value: Default::default(),
-            written: Default::default(),
+            tunables: TunableRegisters::new(&timer::DEFAULTS, max_of),
             countdown: Default::default(),
-            at: std::array::from_fn(|i| c8(timer::DEFAULTS[i].0)),
-            default: std::array::from_fn(|i| c32(timer::DEFAULTS[i].1)),
-            max: std::array::from_fn(|i| c32(max_of(timer::DEFAULTS[i].0))),
             at_resends_sent: c8(timer::RESENDS_SENT),
             at_sweeps: c8(timer::SWEEPS),
         }
@@ -98,24 +91,13 @@ impl Logic for TimerBlock {
         dff_setup!(self, clock, countdown);
         self.header.offset.next = self.offset.val();
         self.header.select.next = self.select.val();
-        self.rd_data.next = self.header.rd_data.val();
-        for i in 0..TUNABLES {
-            self.value[i].clock.next = self.clock.val();
-            self.value[i].d.next = self.value[i].q.val();
-            self.written[i].next = self.wr_data.val();
-            if self.wr_data.val() > self.max[i].val() {
-                self.written[i].next = self.max[i].val();
-            }
-            if self.select.val() & self.wr_en.val() & (self.offset.val() == self.at[i].val()) {
-                self.value[i].d.next = self.written[i].val();
-            }
-            if self.reset.val() {
-                self.value[i].d.next = self.default[i].val();
-            }
-            if self.select.val() & (self.offset.val() == self.at[i].val()) {
-                self.rd_data.next = self.value[i].q.val();
-            }
-        }
+        self.tunables.clock.next = self.clock.val();
+        self.tunables.reset.next = self.reset.val();
+        self.tunables.offset.next = self.offset.val();
+        self.tunables.select.next = self.select.val();
+        self.tunables.wr_en.next = self.wr_en.val();
+        self.tunables.wr_data.next = self.wr_data.val();
+        self.rd_data.next = self.header.rd_data.val() | self.tunables.rd_data.val();
         if self.select.val() {
             if self.offset.val() == self.at_resends_sent.val() {
                 self.rd_data.next = self.resends_sent.val();
@@ -129,8 +111,8 @@ impl Logic for TimerBlock {
         self.countdown.d.next = self.countdown.q.val() - 1;
         if self.countdown.q.val() == 0 {
             self.tick.next = true;
-            self.countdown.d.next = self.value[0].q.val().get_bits::<22>(2) - 1;
-            if self.value[0].q.val().get_bits::<22>(2) == 0 {
+            self.countdown.d.next = self.tunables.value[0].val().get_bits::<22>(2) - 1;
+            if self.tunables.value[0].val().get_bits::<22>(2) == 0 {
                 self.countdown.d.next = 0.into();
             }
         }
@@ -138,13 +120,13 @@ impl Logic for TimerBlock {
             self.countdown.d.next = 0.into();
         }
         // In `timer::DEFAULTS` order.
-        self.resend_ticks.next = self.value[1].q.val().get_bits::<8>(0);
-        self.resend_interval.next = self.value[2].q.val().get_bits::<8>(0);
-        if self.value[2].q.val() == 0 {
+        self.resend_ticks.next = self.tunables.value[1].val().get_bits::<8>(0);
+        self.resend_interval.next = self.tunables.value[2].val().get_bits::<8>(0);
+        if self.tunables.value[2].val() == 0 {
             self.resend_interval.next = 1.into();
         }
-        self.timeout_ticks.next = self.value[3].q.val().get_bits::<8>(0);
-        if self.value[3].q.val() == 0 {
+        self.timeout_ticks.next = self.tunables.value[3].val().get_bits::<8>(0);
+        if self.tunables.value[3].val() == 0 {
             self.timeout_ticks.next = 1.into();
         }
     }
