@@ -63,10 +63,22 @@ fn demo_rpcs_are_echoed_and_every_captured_frame_decodes() {
         .filter(|f| f.homa.packet_type() == PacketType::Data)
         .count();
     assert_eq!(data, 2 * (3 + 3 * 2 + 2 * 3));
-    assert!(frames
+    // And the client's ACK of each response (so the server frees it).
+    let acks = frames
         .iter()
-        .all(|f| matches!(f.homa.packet_type(), PacketType::Data | PacketType::Cutoffs)));
-    let cutoffs = frames.len() - data;
+        .filter(|f| f.homa.packet_type() == PacketType::Ack)
+        .count();
+    assert!(frames.iter().all(|f| matches!(
+        f.homa.packet_type(),
+        PacketType::Data | PacketType::Cutoffs | PacketType::Ack | PacketType::NeedAck
+    )));
+    // (The last may still be on the wire when the capture ends.)
+    assert!((7..=8).contains(&acks), "{acks} ACKs for 8 RPCs");
+    let need_acks = frames
+        .iter()
+        .filter(|f| f.homa.packet_type() == PacketType::NeedAck)
+        .count();
+    let cutoffs = frames.len() - data - acks - need_acks;
     assert!((2..=8).contains(&cutoffs), "{cutoffs} CUTOFFS");
 }
 

@@ -214,11 +214,12 @@ fn a_server_and_a_client_process_complete_rpcs_over_udp() {
             .filter(|f| f.homa.packet_type() == PacketType::Data)
             .collect();
         assert_eq!(frames.len(), packets, "{}", pcap.display());
+        // On top: the client's ACK of each response, and any NEED_ACK the
+        // server sent before one came (the two clocks decide how many).
+        let control = all.len() - packets - CUTOFFS - if extra { arp + 2 } else { 0 };
+        assert!(control >= SIZES.len(), "{control} ACK and NEED_ACK frames");
         if extra {
             assert!((2..=arp_requests + 1).contains(&arp), "{arp} ARP frames");
-            assert_eq!(all.len(), packets + CUTOFFS + arp + 2);
-        } else {
-            assert_eq!(all.len(), packets + CUTOFFS);
         }
         let payload: usize = frames
             .iter()
@@ -229,17 +230,16 @@ fn a_server_and_a_client_process_complete_rpcs_over_udp() {
             .sum();
         assert_eq!(payload, 2 * SIZES.iter().sum::<usize>());
     }
-    assert_eq!(
-        served["frames_sent"].as_u64(),
-        Some(packets as u64 / 2 + 1 + 1)
-    );
+    // Its responses, one CUTOFFS, one ARP reply; NEED_ACKs if an ACK came late.
+    assert!(served["frames_sent"].as_u64().unwrap() >= packets as u64 / 2 + 1 + 1);
     assert!(served["frames_received"].as_u64().unwrap() >= packets as u64 / 2 + 2 + 1);
     // The card's parser took the requests and counted the ARP and IPv6
     // frames as not IPv4 (its ARP responder answered the ARP), the ICMP one
     // as not Homa.
-    assert_eq!(
-        served["rx_verdicts"]["Accept"].as_u64(),
-        Some(packets as u64 / 2 + CUTOFFS as u64 / 2),
+    // (Plus the client's ACKs: at least one per RPC, counted above.)
+    assert!(
+        served["rx_verdicts"]["Accept"].as_u64().unwrap()
+            >= (packets + CUTOFFS / 2 + SIZES.len()) as u64 - (packets / 2) as u64,
         "{served}"
     );
     assert!(

@@ -65,14 +65,17 @@ fn still_works(card: &mut Card, e: usize, index: u32) {
         card,
         e,
         index,
-        tx_desc::opcode::SEND_REQUEST,
+        tx_desc::opcode::SEND_RESPONSE,
         buffer,
         500,
         0xc0de,
     );
-    // No receiver acks it: the card releases it after a tick of silence
-    // (made short here: 1 us, so a sweep or two).
+    // No client acks the response: the card lets it go (OK: a response has
+    // nothing to fail) after a tick of silence, made short here (1 us, so a
+    // sweep or two), its timer on whatever the bad input wrote.
     card.csr_write(regmap::timer::BASE + regmap::timer::TICK_NS, 1000);
+    card.csr_write(regmap::timer::BASE + regmap::timer::RESEND_TICKS, 1);
+    card.csr_write(regmap::timer::BASE + regmap::timer::RESEND_INTERVAL, 1);
     card.csr_write(regmap::timer::BASE + regmap::timer::TIMEOUT_TICKS, 1);
     card.csr_write(endpoint::base(e) + endpoint::TX_PRODUCER, index + 1);
     let before = producer(card, e);

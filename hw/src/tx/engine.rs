@@ -1529,6 +1529,11 @@ impl Logic for TxEngine {
                 // Bytes granted and not sent: it is the send scheduler that
                 // is slow, not the peer.
             } else if (self.c_kind.q.val() == self.ev_acked.val())
+                & (self.c_sent_max.q.val() != self.c_len20.val())
+            {
+                // An ack of a message not all sent yet: no receiver can
+                // have it, so a forgery (or a confused peer): ignored.
+            } else if (self.c_kind.q.val() == self.ev_acked.val())
                 | (self.c_silence.q.val() >= self.cfg_timeout_ticks.val())
             {
                 // Released (acked, or silent too long): out of the scheduler
