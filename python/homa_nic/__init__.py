@@ -41,6 +41,7 @@ from ._errors import (
     NoSuchRpc,
     PortInUse,
     RingFull,
+    RpcTimedOut,
     SendFailed,
     Timeout,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "RingFull",
     "SendFailed",
     "Timeout",
+    "RpcTimedOut",
     "check_config",
     "example_config",
 ]

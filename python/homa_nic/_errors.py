@@ -42,6 +42,13 @@ class SendFailed(HomaError):
     status: str
 
 
+class RpcTimedOut(HomaError, TimeoutError):
+    """Request ``id``'s peer went silent: no response (or no grant) came for
+    timeout_ticks ticks, the card's (HomaModule's ETIMEDOUT)."""
+
+    id: int
+
+
 class PortInUse(HomaError):
     """Another endpoint of the card already has the port (``port``)."""
 

@@ -63,6 +63,7 @@ fn py_error(py: Python<'_>, e: Error) -> PyErr {
                 ("status", (*status).into_py_any(py)),
             ],
         ),
+        Error::Timeout(id) => ("RpcTimedOut", vec![("id", id.0.into_py_any(py))]),
         Error::PortInUse(port) => ("PortInUse", vec![("port", (*port).into_py_any(py))]),
         Error::BadPort => ("BadPort", vec![]),
         Error::NoFreeEndpoint(count) => {
