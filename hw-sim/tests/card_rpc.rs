@@ -275,6 +275,29 @@ fn many_concurrent_rpcs_complete_exactly_once() {
     assert_eq!(got, expected);
 }
 
+/// Steps the pair, the server echoing, until `count` responses came back or
+/// `limit` cycles passed: the echoes by RPC id (each checked to come once),
+/// the requests served, the cycles run.
+fn run_echoes(pair: &mut Pair, count: usize, limit: u64) -> (BTreeMap<u64, Vec<u8>>, usize, u64) {
+    let mut served = 0;
+    let mut got = BTreeMap::new();
+    let mut cycles = 0;
+    while got.len() < count && cycles < limit {
+        pair.step();
+        cycles += 1;
+        serve(pair, &mut served);
+        for c in pair.client.poll(0) {
+            if host_abi::get(&c, completion::KIND) as u8 == completion::kind::RESPONSE_RECEIVED {
+                let id = host_abi::get(&c, completion::RPC_ID);
+                let bytes = pair.client.received(0, &c);
+                pair.client.give_back(0, &c);
+                assert!(got.insert(id, bytes).is_none(), "RPC {id} completed twice");
+            }
+        }
+    }
+    (got, served, cycles)
+}
+
 /// Replays a pair's frame log as HomaModule's rules say it must look: no
 /// DATA past what its receiver granted (or the unscheduled bytes), and a
 /// receiver never holding more than `max_incoming` bytes granted but not
@@ -365,29 +388,14 @@ fn megabyte_rpcs_over_a_reordering_duplicating_cable_arrive_once_and_obey_grants
         expected.insert(2 * (n as u64 + 1), payload);
     }
     pair.client.doorbell(0);
-    let mut served = 0;
-    let mut got = BTreeMap::new();
-    let mut cycles = 0;
-    while got.len() < lengths.len() {
-        if cycles >= 3_000_000 {
-            panic!(
-                "only {} RPCs completed; client {}, server {}",
-                got.len(),
-                rx_path(&mut pair.client),
-                rx_path(&mut pair.server)
-            );
-        }
-        pair.step();
-        cycles += 1;
-        serve(&mut pair, &mut served);
-        for c in pair.client.poll(0) {
-            if host_abi::get(&c, completion::KIND) as u8 == completion::kind::RESPONSE_RECEIVED {
-                let id = host_abi::get(&c, completion::RPC_ID);
-                let bytes = pair.client.received(0, &c);
-                pair.client.give_back(0, &c);
-                assert!(got.insert(id, bytes).is_none(), "RPC {id} completed twice");
-            }
-        }
+    let (got, mut served, cycles) = run_echoes(&mut pair, lengths.len(), 3_000_000);
+    if got.len() < lengths.len() {
+        panic!(
+            "only {} RPCs completed; client {}, server {}",
+            got.len(),
+            rx_path(&mut pair.client),
+            rx_path(&mut pair.server)
+        );
     }
     // A little longer: late duplicates must not make anything complete again.
     for _ in 0..5_000 {
@@ -465,22 +473,7 @@ fn lossy_rpcs(
         expected.insert(2 * (n as u64 + 1), payload);
     }
     pair.client.doorbell(0);
-    let mut served = 0;
-    let mut got = BTreeMap::new();
-    let mut cycles = 0;
-    while got.len() < lengths.len() && cycles < limit {
-        pair.step();
-        cycles += 1;
-        serve(&mut pair, &mut served);
-        for c in pair.client.poll(0) {
-            if host_abi::get(&c, completion::KIND) as u8 == completion::kind::RESPONSE_RECEIVED {
-                let id = host_abi::get(&c, completion::RPC_ID);
-                let bytes = pair.client.received(0, &c);
-                pair.client.give_back(0, &c);
-                assert!(got.insert(id, bytes).is_none(), "RPC {id} completed twice");
-            }
-        }
-    }
+    let (got, served, cycles) = run_echoes(&mut pair, lengths.len(), limit);
     assert!(served <= lengths.len(), "a request served twice");
     eprintln!(
         "{name}: {} of {} RPCs in {cycles} cycles; cable {:?}",
