@@ -20,8 +20,31 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rust_hdl::prelude::*;
 
-/// Op code 3: reserved, behaves as LOOKUP.
-const OP_RESERVED: u8 = 3;
+const REMOVE_SLOT: u8 = RpcOp::RemoveSlot as u8;
+
+/// A REMOVE_SLOT request's key: the slot in the low 14 bits.
+fn slot_key(slot: u16) -> RpcKey {
+    RpcKey {
+        id: slot as u64,
+        ..RpcKey::default()
+    }
+}
+
+/// A REMOVE_SLOT aimed where `key` lives or would: its set, a way drawn
+/// with the low ways (taken first) likelier.
+fn slot_of(rng: &mut ChaCha8Rng, key: RpcKey) -> RpcKey {
+    let way = [0, 0, 0, 1, 1, 2, 3][rng.gen_range(0..7)];
+    slot_key(slot(set_index(&key), way))
+}
+
+/// The set a request works on: the hash's, or REMOVE_SLOT's slot's.
+fn request_set(op: u8, key: &RpcKey) -> u16 {
+    if op == REMOVE_SLOT {
+        (key.id as u16 & (SLOTS as u16 - 1)) / WAYS as u16
+    } else {
+        set_index(key)
+    }
+}
 
 /// One response, as the model predicts it or the card gives it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +54,8 @@ struct Rsp {
     inserted: bool,
     full: bool,
     slot: u16,
+    /// REMOVE_SLOT: the key removed (0 on a miss); others: the request's.
+    key: u128,
 }
 
 /// The reference: the table as a plain array, one request at a time.
@@ -48,6 +73,20 @@ impl Model {
     }
 
     fn apply(&mut self, op: u8, key: RpcKey) -> Rsp {
+        if op == REMOVE_SLOT {
+            let at = key.id as u16 & (SLOTS as u16 - 1);
+            let (set, way) = (at / WAYS as u16, at as usize % WAYS);
+            let gone = self.sets[set as usize][way].take();
+            self.occupancy -= gone.is_some() as usize;
+            return Rsp {
+                op,
+                hit: gone.is_some(),
+                inserted: false,
+                full: false,
+                slot: if gone.is_some() { at } else { 0 },
+                key: gone.map_or(0, |k| k.to_u128()),
+            };
+        }
         let set = set_index(&key);
         let ways = &mut self.sets[set as usize];
         let found = ways.iter().position(|w| *w == Some(key));
@@ -57,6 +96,7 @@ impl Model {
             inserted: false,
             full: false,
             slot: found.map_or(0, |w| slot(set, w)),
+            key: key.to_u128(),
         };
         match (RpcOp::from_code(op), found) {
             (Some(RpcOp::Insert), None) => match ways.iter().position(|w| w.is_none()) {
@@ -89,7 +129,8 @@ struct Coverage {
     full: u64,
     remove_hit: u64,
     remove_miss: u64,
-    reserved_op: u64,
+    remove_slot_hit: u64,
+    remove_slot_miss: u64,
     /// A request to the set the request of the previous cycle wrote.
     same_set_after_write: u64,
     /// ... with the very key the previous request inserted or removed.
@@ -126,6 +167,10 @@ struct Bench {
     /// A label (the seed or the test) for failure messages.
     label: String,
     requests: u64,
+}
+
+fn words_to_u128(w: [u32; 4]) -> u128 {
+    w.iter().rev().fold(0, |v, &x| v << 32 | x as u128)
 }
 
 fn key_words(k: &RpcKey) -> [u32; 4] {
@@ -219,7 +264,7 @@ impl Bench {
 
     fn issue(&mut self, cycle: u64, op: u8, key: RpcKey) {
         let want = self.model.apply(op, key);
-        let set = set_index(&key);
+        let set = request_set(op, &key);
         let c = &mut self.cov;
         c.requests += 1;
         match RpcOp::from_code(op) {
@@ -230,7 +275,9 @@ impl Bench {
             Some(RpcOp::Insert) => c.full += 1,
             Some(RpcOp::Remove) if want.hit => c.remove_hit += 1,
             Some(RpcOp::Remove) => c.remove_miss += 1,
-            None => c.reserved_op += 1,
+            Some(RpcOp::RemoveSlot) if want.hit => c.remove_slot_hit += 1,
+            Some(RpcOp::RemoveSlot) => c.remove_slot_miss += 1,
+            None => unreachable!("two-bit op codes are all defined"),
         }
         for &(at, wset, wkey) in self.last_writes.iter().flatten() {
             if at + 1 == cycle && wset == set {
@@ -242,9 +289,10 @@ impl Bench {
                 c.same_key_two_after_write += (wkey == key) as u64;
             }
         }
-        let wrote = want.inserted || (op == RpcOp::Remove as u8 && want.hit);
+        let wrote = want.inserted || (op != RpcOp::Lookup as u8 && want.hit);
         if wrote {
-            self.last_writes = [Some((cycle, set, key)), self.last_writes[0]];
+            let written = RpcKey::from_u128(want.key);
+            self.last_writes = [Some((cycle, set, written)), self.last_writes[0]];
         }
         c.max_occupancy = c.max_occupancy.max(self.model.occupancy);
         self.pending.push_back(Pending {
@@ -285,6 +333,7 @@ impl Bench {
                 inserted: self.sim.m_rsp_inserted(),
                 full: self.sim.m_rsp_full(),
                 slot: self.sim.m_rsp_slot(),
+                key: words_to_u128(self.sim.m_rsp_key()),
             };
             assert_eq!(
                 got,
@@ -395,8 +444,8 @@ fn random_op(rng: &mut ChaCha8Rng) -> u8 {
     match rng.gen_range(0..100) {
         0..=34 => RpcOp::Insert as u8,
         35..=62 => RpcOp::Lookup as u8,
-        63..=97 => RpcOp::Remove as u8,
-        _ => OP_RESERVED,
+        63..=92 => RpcOp::Remove as u8,
+        _ => REMOVE_SLOT,
     }
 }
 
@@ -405,8 +454,8 @@ fn filling_op(rng: &mut ChaCha8Rng) -> u8 {
     match rng.gen_range(0..100) {
         0..=79 => RpcOp::Insert as u8,
         80..=89 => RpcOp::Lookup as u8,
-        90..=98 => RpcOp::Remove as u8,
-        _ => OP_RESERVED,
+        90..=97 => RpcOp::Remove as u8,
+        _ => REMOVE_SLOT,
     }
 }
 
@@ -452,6 +501,11 @@ fn random_operations_match_the_reference() {
                 (keys.pick(&mut rng, prev), random_op(&mut rng))
             };
             prev = Some(key);
+            let key = if op == REMOVE_SLOT {
+                slot_of(&mut rng, key)
+            } else {
+                key
+            };
             bench.step(Some((op, key)));
         } else {
             bench.step(None);
@@ -468,7 +522,8 @@ fn random_operations_match_the_reference() {
         ("inserts into a full set", c.full),
         ("removes that hit", c.remove_hit),
         ("removes that missed", c.remove_miss),
-        ("reserved op codes", c.reserved_op),
+        ("removes by slot that hit", c.remove_slot_hit),
+        ("removes by slot of an empty slot", c.remove_slot_miss),
         (
             "same-set requests right after a write",
             c.same_set_after_write,
@@ -506,6 +561,8 @@ fn same_set_back_to_back_sees_each_write() {
     let ins = RpcOp::Insert as u8;
     let look = RpcOp::Lookup as u8;
     let rem = RpcOp::Remove as u8;
+    let rs = REMOVE_SLOT;
+    let way = |w: usize| slot_key(slot(set, w));
     let mut bench = Bench::new("rpc_table_same_set", "same-set sequence");
     // Every request of a line goes out back to back; each line ends drained.
     let lines: Vec<Vec<(u8, RpcKey)>> = vec![
@@ -547,6 +604,21 @@ fn same_set_back_to_back_sees_each_write() {
             (rem, k[5]),
             (look, k[2]),
             (look, k[5]),
+        ],
+        // By slot, right behind the insert it must report (the key comes
+        // from the write in flight, not the RAM), two behind, and an insert
+        // right behind a remove by slot.
+        vec![
+            (ins, k[0]),
+            (rs, way(0)),
+            (ins, k[1]),
+            (look, k[5]),
+            (rs, way(0)),
+            (ins, k[2]),
+            (ins, k[3]),
+            (rs, way(1)),
+            (rs, way(1)),
+            (rs, way(0)),
         ],
     ];
     for line in &lines {
@@ -660,6 +732,7 @@ struct Outputs {
     inserted: bool,
     full: bool,
     slot: u64,
+    key: u128,
     occupancy: u64,
 }
 
@@ -672,6 +745,8 @@ fn rtl_outputs(t: &rt::RpcTable) -> Outputs {
         inserted: t.m_rsp_inserted.val(),
         full: t.m_rsp_full.val(),
         slot: t.m_rsp_slot.val().to_u64(),
+        key: (t.m_rsp_key.val().get_bits::<64>(64).to_u64() as u128) << 64
+            | t.m_rsp_key.val().get_bits::<64>(0).to_u64() as u128,
         occupancy: t.occupancy.val().to_u64(),
     }
 }
@@ -685,6 +760,7 @@ fn verilator_outputs(s: &Sim<RpcTable>) -> Outputs {
         inserted: s.m_rsp_inserted(),
         full: s.m_rsp_full(),
         slot: s.m_rsp_slot() as u64,
+        key: words_to_u128(s.m_rsp_key()),
         occupancy: s.occupancy() as u64,
     }
 }
@@ -711,6 +787,11 @@ fn rpc_table_rusthdl_and_verilator_agree_cycle_by_cycle() {
         let op = random_op(&mut rng);
         let key = keys.pick(&mut rng, prev);
         prev = Some(key);
+        let key = if op == REMOVE_SLOT {
+            slot_of(&mut rng, key)
+        } else {
+            key
+        };
         rtl.reset.next = reset;
         rtl.s_req_valid.next = valid;
         rtl.s_req_op.next = (op as u64).to_bits();

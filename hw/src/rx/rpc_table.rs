@@ -59,9 +59,15 @@
 //!   inserted and the new slot; if the set has no free way, full (slot 0,
 //!   which means nothing then: slot 0 is a real slot, read the flags first).
 //! - REMOVE, by key: if present, hit and the slot freed; else a miss. By key
-//!   rather than by slot so the RX path (an ACK names RPCs by key) needs no
-//!   lookup first; whoever holds only a slot reads the key from its own state.
-//! - code 3 is reserved and behaves as LOOKUP.
+//!   so the RX path (a packet names its RPC by key) needs no lookup first.
+//! - REMOVE_SLOT, by slot (in the key's low 14 bits): whatever the slot
+//!   holds is freed, and the response names it (hit, the slot, and its key
+//!   in `m_rsp_key`); an empty slot is a miss. For whoever holds only a
+//!   slot: the RX engine's timer forgets a message its sender abandoned.
+//!   The set is the slot's, not the hash's (a mux behind the fold); the
+//!   key it reports is the RAM's entry corrected by the two writes in
+//!   flight exactly as the verdicts are (a write's key is in `rsp_key`, the
+//!   response register, during the two cycles that need it).
 //!
 //! Reset: a synchronous `reset` starts a sweep that writes every set empty,
 //! one set per cycle (`SETS` cycles, `CLEAR_CYCLES`); `s_req_ready` is low
@@ -187,10 +193,16 @@ pub enum RpcOp {
     Lookup = 0,
     Insert = 1,
     Remove = 2,
+    RemoveSlot = 3,
 }
 
 impl RpcOp {
-    pub const ALL: [RpcOp; 3] = [RpcOp::Lookup, RpcOp::Insert, RpcOp::Remove];
+    pub const ALL: [RpcOp; 4] = [
+        RpcOp::Lookup,
+        RpcOp::Insert,
+        RpcOp::Remove,
+        RpcOp::RemoveSlot,
+    ];
 
     pub fn from_code(code: u8) -> Option<RpcOp> {
         RpcOp::ALL.into_iter().find(|op| *op as u8 == code)
@@ -208,16 +220,18 @@ pub struct RpcTable {
     pub s_req_valid: Signal<In, bool>,
     /// High except during reset and the sweep after it.
     pub s_req_ready: Signal<Out, bool>,
-    /// An `RpcOp` code: 0 LOOKUP, 1 INSERT, 2 REMOVE (3 reserved, as LOOKUP).
+    /// An `RpcOp` code: 0 LOOKUP, 1 INSERT, 2 REMOVE, 3 REMOVE_SLOT.
     pub s_req_op: Signal<In, Bits<2>>,
-    /// The RPC's key, laid out as `RpcKey::to_u128`.
+    /// The RPC's key, laid out as `RpcKey::to_u128` (REMOVE_SLOT: the slot
+    /// in bits 13:0).
     pub s_req_key: Signal<In, Bits<128>>,
 
     /// One cycle per accepted request, `LATENCY_CYCLES` after it, in order.
     pub m_rsp_valid: Signal<Out, bool>,
     /// The request's op code, echoed.
     pub m_rsp_op: Signal<Out, Bits<2>>,
-    /// The key was in the table when the request ran (REMOVE: and is now gone).
+    /// The key was in the table when the request ran (REMOVE: and is now
+    /// gone; REMOVE_SLOT: the slot held an RPC, now gone).
     pub m_rsp_hit: Signal<Out, bool>,
     /// INSERT only: the key was absent and now has the slot below.
     pub m_rsp_inserted: Signal<Out, bool>,
@@ -225,6 +239,9 @@ pub struct RpcTable {
     pub m_rsp_full: Signal<Out, bool>,
     /// `set * WAYS + way` of the key when hit or inserted; 0 otherwise.
     pub m_rsp_slot: Signal<Out, Bits<SLOT_BITS>>,
+    /// REMOVE_SLOT: the key the slot held (0 on a miss); other operations:
+    /// the request's key.
+    pub m_rsp_key: Signal<Out, Bits<KEY_BITS>>,
     /// Valid entries in the table (0..=16,384), counting every response seen so far.
     pub occupancy: Signal<Out, Bits<OCCUPANCY_BITS>>,
 
@@ -244,6 +261,8 @@ pub struct RpcTable {
     req_fold32: Signal<Local, Bits<32>>,
     req_fold16: Signal<Local, Bits<16>>,
     req_set: Signal<Local, Bits<SET_BITS>>,
+    /// The request's set: the hash's, or REMOVE_SLOT's slot's.
+    req_at: Signal<Local, Bits<SET_BITS>>,
     /// A request is taken at this edge.
     accept: Signal<Local, bool>,
 
@@ -262,6 +281,10 @@ pub struct RpcTable {
     s1_same_set_a: DFF<bool>,
     s1_same_key_a: DFF<bool>,
 
+    /// REMOVE_SLOT: the entry's key as the RAM read it, corrected by B's
+    /// write.
+    s1_slot_key: Signal<Local, Bits<KEY_BITS>>,
+
     // --- cycle 2: corrected by A's write, the decision and the write ---
     s2_valid: DFF<bool>,
     s2_op: DFF<Bits<2>>,
@@ -273,6 +296,15 @@ pub struct RpcTable {
     /// request's (`s2_eq[4 * w + c]`): the compare, split so that it fits
     /// cycle 1 and is finished in cycle 2.
     s2_entry_valid: [DFF<bool>; 4],
+    /// REMOVE_SLOT: its way's key (`s1_slot_key`), and then corrected by
+    /// A's write.
+    s2_slot_key: DFF<Bits<KEY_BITS>>,
+    slot_key: Signal<Local, Bits<KEY_BITS>>,
+    /// REMOVE_SLOT names way w.
+    slot_way: [Signal<Local, bool>; 4],
+    op_remove_slot: Signal<Local, bool>,
+    /// REMOVE_SLOT finds its slot taken (every write before it counted).
+    slot_taken: Signal<Local, bool>,
     s2_eq: [DFF<bool>; 16],
     /// Way w holds the key / is empty, as far as the RAM's entry tells.
     raw_hit: [Signal<Local, bool>; 4],
@@ -322,6 +354,7 @@ pub struct RpcTable {
     rsp_inserted: DFF<bool>,
     rsp_full: DFF<bool>,
     rsp_slot: DFF<Bits<SLOT_BITS>>,
+    rsp_key: DFF<Bits<KEY_BITS>>,
     /// Valid entries; changed only at the edge that writes an entry.
     count: DFF<Bits<OCCUPANCY_BITS>>,
 }
@@ -341,6 +374,7 @@ impl Default for RpcTable {
             m_rsp_inserted: Default::default(),
             m_rsp_full: Default::default(),
             m_rsp_slot: Default::default(),
+            m_rsp_key: Default::default(),
             occupancy: Default::default(),
             ways: Default::default(),
             high64: Constant::new(Bits::<128>::from(u64::MAX) << 64),
@@ -351,6 +385,8 @@ impl Default for RpcTable {
             req_fold32: Default::default(),
             req_fold16: Default::default(),
             req_set: Default::default(),
+            req_at: Default::default(),
+            s1_slot_key: Default::default(),
             accept: Default::default(),
             s1_valid: Default::default(),
             s1_op: Default::default(),
@@ -367,6 +403,11 @@ impl Default for RpcTable {
             s2_same_set_a: Default::default(),
             s2_same_key_a: Default::default(),
             s2_entry_valid: Default::default(),
+            s2_slot_key: Default::default(),
+            slot_key: Default::default(),
+            slot_way: Default::default(),
+            op_remove_slot: Default::default(),
+            slot_taken: Default::default(),
             s2_eq: Default::default(),
             raw_hit: Default::default(),
             s2_sel_b: Default::default(),
@@ -396,6 +437,7 @@ impl Default for RpcTable {
             rsp_inserted: Default::default(),
             rsp_full: Default::default(),
             rsp_slot: Default::default(),
+            rsp_key: Default::default(),
             count: Default::default(),
         }
     }
@@ -432,6 +474,8 @@ impl Logic for RpcTable {
             rsp_inserted,
             rsp_full,
             rsp_slot,
+            rsp_key,
+            s2_slot_key,
             count
         );
 
@@ -449,17 +493,22 @@ impl Logic for RpcTable {
         self.req_set.next = self.req_fold16.val().get_bits::<12>(0)
             ^ bit_cast::<12, 4>(self.req_fold16.val().get_bits::<4>(12));
 
+        self.req_at.next = self.req_set.val();
+        if self.s_req_op.val() == 3 {
+            self.req_at.next = self.s_req_key.val().get_bits::<SET_BITS>(2);
+        }
+
         self.s_req_ready.next = !self.clearing.q.val() & !self.reset.val();
         self.accept.next = self.s_req_valid.val() & !self.clearing.q.val() & !self.reset.val();
         self.s1_valid.d.next = self.accept.val();
         self.s1_op.d.next = self.s_req_op.val();
         self.s1_key.d.next = self.s_req_key.val();
-        self.s1_set.d.next = self.req_set.val();
+        self.s1_set.d.next = self.req_at.val();
         // Against A (now in cycle 1) and B (now in cycle 2), whose writes
         // this request's RAM read will miss.
-        self.s1_same_set_a.d.next = self.req_set.val() == self.s1_set.q.val();
+        self.s1_same_set_a.d.next = self.req_at.val() == self.s1_set.q.val();
         self.s1_same_key_a.d.next = self.s_req_key.val() == self.s1_key.q.val();
-        self.s1_same_set_b.d.next = self.req_set.val() == self.s2_set.q.val();
+        self.s1_same_set_b.d.next = self.req_at.val() == self.s2_set.q.val();
         self.s1_same_key_b.d.next = self.s_req_key.val() == self.s2_key.q.val();
 
         // ---- cycle 1: compare the set's entries with the key; B's write ----
@@ -468,7 +517,7 @@ impl Logic for RpcTable {
         for w in 0..4 {
             self.ways[w].read_clock.next = self.clock.val();
             self.ways[w].write_clock.next = self.clock.val();
-            self.ways[w].read_address.next = self.req_set.val();
+            self.ways[w].read_address.next = self.req_at.val();
             self.s2_entry_valid[w].clock.next = self.clock.val();
             self.s2_entry_valid[w].d.next = self.ways[w].read_data.val().get_bit(128);
             for c in 0..4 {
@@ -478,6 +527,26 @@ impl Logic for RpcTable {
             }
             self.s2_sel_b[w].clock.next = self.clock.val();
             self.s2_sel_b[w].d.next = self.bp_we[w].q.val() & self.s1_same_set_b.q.val();
+        }
+        // REMOVE_SLOT's way's key: the RAM's, unless B inserted into that
+        // very way (B's key is in the response register now).
+        self.s1_slot_key.next = self.ways[0].read_data.val().get_bits::<KEY_BITS>(0);
+        if self.s1_key.q.val().get_bits::<WAY_BITS>(0) == 1 {
+            self.s1_slot_key.next = self.ways[1].read_data.val().get_bits::<KEY_BITS>(0);
+        } else if self.s1_key.q.val().get_bits::<WAY_BITS>(0) == 2 {
+            self.s1_slot_key.next = self.ways[2].read_data.val().get_bits::<KEY_BITS>(0);
+        } else if self.s1_key.q.val().get_bits::<WAY_BITS>(0) == 3 {
+            self.s1_slot_key.next = self.ways[3].read_data.val().get_bits::<KEY_BITS>(0);
+        }
+        self.s2_slot_key.d.next = self.s1_slot_key.val();
+        for w in 0..4 {
+            if self.bp_we[w].q.val()
+                & self.s1_same_set_b.q.val()
+                & self.bp_insert.q.val()
+                & (self.s1_key.q.val().get_bits::<WAY_BITS>(0) == w.to_bits::<WAY_BITS>())
+            {
+                self.s2_slot_key.d.next = self.rsp_key.q.val();
+            }
         }
         // What B's write makes of the way it wrote.
         self.s2_b_hit.d.next = self.bp_insert.q.val() & self.s1_same_key_b.q.val();
@@ -535,8 +604,28 @@ impl Logic for RpcTable {
         }
         self.op_insert.next = self.s2_valid.q.val() & (self.s2_op.q.val() == 1);
         self.op_remove.next = self.s2_valid.q.val() & (self.s2_op.q.val() == 2);
+        self.op_remove_slot.next = self.s2_valid.q.val() & (self.s2_op.q.val() == 3);
+        // REMOVE_SLOT: its way as every write before it left it; its key
+        // corrected by A's write (A's key is in the response register now).
+        self.slot_taken.next = false;
+        self.slot_key.next = self.s2_slot_key.q.val();
+        for w in 0..4 {
+            self.slot_way[w].next =
+                self.s2_key.q.val().get_bits::<WAY_BITS>(0) == w.to_bits::<WAY_BITS>();
+            if self.slot_way[w].val() & !self.way_free[w].val() {
+                self.slot_taken.next = true;
+            }
+            if self.slot_way[w].val()
+                & self.bp_we[w].q.val()
+                & self.s2_same_set_a.q.val()
+                & self.bp_insert.q.val()
+            {
+                self.slot_key.next = self.rsp_key.q.val();
+            }
+        }
         self.do_insert.next = self.op_insert.val() & !self.hit.val() & self.any_free.val();
-        self.do_remove.next = self.op_remove.val() & self.hit.val();
+        self.do_remove.next = (self.op_remove.val() & self.hit.val())
+            | (self.op_remove_slot.val() & self.slot_taken.val());
         self.first_free[0].next = self.way_free[0].val();
         self.first_free[1].next = self.way_free[1].val() & !self.way_free[0].val();
         self.first_free[2].next =
@@ -549,7 +638,8 @@ impl Logic for RpcTable {
         // enable (a way number, then its decode, made 12 levels).
         for w in 0..4 {
             self.wr_we[w].next = (self.op_remove.val() & self.way_hit[w].val())
-                | (self.op_insert.val() & !self.hit.val() & self.first_free[w].val());
+                | (self.op_insert.val() & !self.hit.val() & self.first_free[w].val())
+                | (self.op_remove_slot.val() & self.slot_way[w].val() & !self.way_free[w].val());
         }
         self.wr_data.next = bit_cast::<129, 128>(self.s2_key.q.val());
         if self.do_insert.val() {
@@ -579,10 +669,22 @@ impl Logic for RpcTable {
         self.rsp_valid.d.next = self.s2_valid.q.val();
         self.rsp_op.d.next = self.s2_op.q.val();
         self.rsp_hit.d.next = self.s2_valid.q.val() & self.hit.val();
+        self.rsp_key.d.next = self.s2_key.q.val();
+        if self.op_remove_slot.val() {
+            self.rsp_hit.d.next = self.slot_taken.val();
+            self.rsp_key.d.next = 0.into();
+            if self.slot_taken.val() {
+                self.rsp_key.d.next = self.slot_key.val();
+            }
+        }
         self.rsp_inserted.d.next = self.do_insert.val();
         self.rsp_full.d.next = self.op_insert.val() & !self.hit.val() & !self.any_free.val();
         self.rsp_slot.d.next = 0.into();
-        if self.s2_valid.q.val() & self.hit.val() {
+        if self.op_remove_slot.val() {
+            if self.slot_taken.val() {
+                self.rsp_slot.d.next = self.s2_key.q.val().get_bits::<SLOT_BITS>(0);
+            }
+        } else if self.s2_valid.q.val() & self.hit.val() {
             self.rsp_slot.d.next = (bit_cast::<14, 12>(self.s2_set.q.val()) << 2)
                 | bit_cast::<14, 2>(self.hit_way.val());
         } else if self.do_insert.val() {
@@ -621,6 +723,7 @@ impl Logic for RpcTable {
         self.m_rsp_inserted.next = self.rsp_inserted.q.val();
         self.m_rsp_full.next = self.rsp_full.q.val();
         self.m_rsp_slot.next = self.rsp_slot.q.val();
+        self.m_rsp_key.next = self.rsp_key.q.val();
         self.occupancy.next = self.count.q.val();
     }
 }
