@@ -496,10 +496,17 @@ impl Endpoint {
                         }
                     }
                 }
-                CompletionKind::RequestReceived | CompletionKind::ResponseReceived
-                    if status.is_some() =>
-                {
-                    tracing::warn!(%id, ?c, "received message with an error status");
+                CompletionKind::ResponseReceived if status.is_some() => {
+                    // The response stalled part way (its server went
+                    // silent) and the card forgot it: the RPC failed.
+                    if self.outstanding.remove(&id).is_some() {
+                        self.failed.insert(id, c.status);
+                    } else {
+                        tracing::warn!(%id, ?c, "failed response to no outstanding request");
+                    }
+                }
+                CompletionKind::RequestReceived if status.is_some() => {
+                    tracing::warn!(%id, ?c, "received request with an error status");
                 }
                 CompletionKind::RequestReceived => {
                     let message = Message::new(self.rx.clone(), c.length as usize, c.bpages());

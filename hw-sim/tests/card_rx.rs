@@ -610,3 +610,163 @@ fn a_silent_sender_is_asked_for_its_first_missing_range_until_it_arrives() {
     }
     assert_eq!(h.card.csr_read(timer::BASE + timer::RESENDS_SENT), 2);
 }
+
+/// Timers for the expiry tests: a 4 us tick (a sweep over every slot,
+/// 16,384 cycles, sets the pace: one tick of silence per sweep), RESENDs
+/// off, expiry after `timeout` ticks of silence.
+fn expiring(h: &mut TestHost, timeout: u32) {
+    use homa_hw::regmap::timer;
+    h.card.csr_write(timer::BASE + timer::TICK_NS, 4_000);
+    h.card.csr_write(timer::BASE + timer::RESEND_TICKS, 0);
+    h.card
+        .csr_write(timer::BASE + timer::TIMEOUT_TICKS, timeout);
+}
+
+fn sweeps(h: &mut TestHost) -> u32 {
+    use homa_hw::regmap::timer;
+    h.card.csr_read(timer::BASE + timer::SWEEPS)
+}
+
+/// Runs `n` more sweeps of the resend timer, returning the completions.
+fn run_sweeps(h: &mut TestHost, n: u32) -> Vec<[u8; 64]> {
+    let start = sweeps(h);
+    let mut got = Vec::new();
+    while sweeps(h) < start + n {
+        got.extend(completions(h, 1_000));
+    }
+    got
+}
+
+/// What the card holds for inbound messages: RPC slots, bpages handed out,
+/// bytes granted but not received.
+fn held(h: &mut TestHost) -> (u32, u32, u32) {
+    use homa_hw::regmap::grant;
+    let free = h.card.csr_read(endpoint::BASE + endpoint::RX_BPAGES_FREE);
+    (
+        counter(h, rx_counters::RX_MESSAGES_HELD),
+        BPAGES - free,
+        h.card.csr_read(grant::BASE + grant::TOTAL_INCOMING),
+    )
+}
+
+#[test]
+fn a_flood_of_unfinished_requests_is_reclaimed_by_the_timer_and_a_real_client_gets_through() {
+    // The attack of issue 9: the first packet of many 30 KB requests that
+    // never finish. Each takes a slot and a bpage; once the pool is empty
+    // no request gets in, until timeout_ticks of silence frees them all.
+    let mut h = TestHost::new("card_rx_flood", [2, 0, 0, 0, 0, 2], 0x0a00_0002, &[99]);
+    expiring(&mut h, 255);
+    let fill = |i: usize| (i % 13) as u8;
+    let flood = BPAGES as u64 + 40;
+    for n in 0..flood {
+        h.card.receive(&packet(0x10_0000 + 2 * n, 30_000, 0, fill));
+        h.card.run(40);
+    }
+    assert!(completions(&mut h, 20_000).is_empty());
+    assert_eq!(
+        held(&mut h),
+        (BPAGES, BPAGES, BPAGES * (30_000 - PAYLOAD as u32))
+    );
+    assert_eq!(counter(&mut h, rx_counters::DROP_NO_BPAGE), 40);
+    // A real client's request finds no bpage: dropped.
+    let real = |index| packet(0x9_0000, 3 * PAYLOAD, index, |i| (i % 7) as u8);
+    h.card.receive(&real(0));
+    completions(&mut h, 2_000);
+    assert_eq!(counter(&mut h, rx_counters::DROP_NO_BPAGE), 41);
+
+    // Silent for 255 ticks? Not yet: a few sweeps change nothing.
+    run_sweeps(&mut h, 3);
+    assert_eq!(held(&mut h).0, BPAGES);
+    // timeout_ticks 3: every flooded message expires within a sweep or
+    // two, silently (the host never saw them), and all it held returns.
+    expiring(&mut h, 3);
+    assert!(
+        run_sweeps(&mut h, 2).is_empty(),
+        "expired requests complete nothing"
+    );
+    assert_eq!(held(&mut h), (0, 0, 0));
+    assert_eq!(counter(&mut h, rx_counters::INBOUND_EXPIRED), BPAGES);
+
+    // The client gets through: its request arrives whole.
+    for index in 0..3 {
+        h.card.receive(&real(index));
+    }
+    let got = completions(&mut h, 5_000);
+    assert_eq!(got.len(), 1);
+    let want: Vec<u8> = (0..3 * PAYLOAD).map(|i| (i % 7) as u8).collect();
+    assert_eq!(h.received(0, &got[0]), want);
+    assert_eq!(
+        host_abi::get(&got[0], completion::KIND) as u8,
+        completion::kind::REQUEST_RECEIVED
+    );
+    h.give_back(0, &got[0]);
+    assert_eq!(held(&mut h), (0, 0, 0));
+}
+
+#[test]
+fn a_response_that_stalls_part_way_fails_with_a_timeout_after_its_resends() {
+    use homa_hw::regmap::timer;
+    let mut h = TestHost::new("card_rx_stall", [2, 0, 0, 0, 0, 2], 0x0a00_0002, &[99]);
+    expiring(&mut h, 4);
+    h.card.csr_write(timer::BASE + timer::RESEND_TICKS, 1);
+    h.card.csr_write(timer::BASE + timer::RESEND_INTERVAL, 1);
+    // Packets 0 and 2 of a 70,000-byte response (two bpages) to our RPC
+    // 0x7000; the server then falls silent.
+    let len = 70_000;
+    for index in [0, 2] {
+        h.card.receive(&packet(0x7001, len, index, |i| i as u8));
+    }
+    completions(&mut h, 2_000);
+    assert_eq!(held(&mut h).0, 1);
+    assert_eq!(held(&mut h).1, 2);
+    let got = run_sweeps(&mut h, 6);
+    // RESENDs first (ticks 1, 2, 3), then the expiry: the RPC fails.
+    let resends = h
+        .card
+        .take_transmitted()
+        .iter()
+        .filter(|t| matches!(Frame::decode(&t.bytes).unwrap().homa.body, Body::Resend(_)))
+        .count();
+    assert_eq!(resends, 3, "a RESEND each tick until the timeout");
+    assert_eq!(got.len(), 1, "{got:x?}");
+    let c = &got[0];
+    assert_eq!(
+        host_abi::get(c, completion::KIND) as u8,
+        completion::kind::RESPONSE_RECEIVED
+    );
+    assert_eq!(
+        host_abi::get(c, completion::STATUS) as u8,
+        completion::status::TIMEOUT
+    );
+    assert_eq!(host_abi::get(c, completion::RPC_ID), 0x7000);
+    assert_eq!(host_abi::get(c, completion::PEER_IP), 0x0a00_0001);
+    assert_eq!(host_abi::get(c, completion::PEER_PORT), 0x8000);
+    assert_eq!(held(&mut h), (0, 0, 0));
+    assert_eq!(counter(&mut h, rx_counters::INBOUND_EXPIRED), 1);
+    // A late packet of it opens a message of its own, which expires in turn.
+    h.card.receive(&packet(0x7001, len, 1, |i| i as u8));
+    completions(&mut h, 2_000);
+    assert_eq!(held(&mut h).0, 1);
+    assert_eq!(run_sweeps(&mut h, 6).len(), 1);
+    assert_eq!(held(&mut h), (0, 0, 0));
+}
+
+#[test]
+fn a_slow_sender_within_the_timeout_never_expires() {
+    let mut h = TestHost::new("card_rx_slow", [2, 0, 0, 0, 0, 2], 0x0a00_0002, &[99]);
+    expiring(&mut h, 3);
+    let len = 6 * PAYLOAD;
+    let fill = |i: usize| (i % 251) as u8;
+    let mut got = Vec::new();
+    // One packet every two sweeps: silence never reaches 3 ticks.
+    for index in 0..6 {
+        h.card.receive(&packet(0x5000, len, index, fill));
+        got.extend(run_sweeps(&mut h, 2));
+    }
+    assert_eq!(got.len(), 1);
+    assert_eq!(
+        h.received(0, &got[0]),
+        (0..len).map(fill).collect::<Vec<_>>()
+    );
+    assert_eq!(counter(&mut h, rx_counters::INBOUND_EXPIRED), 0);
+}

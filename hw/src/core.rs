@@ -47,7 +47,7 @@ use crate::rx::engine::RxEngine;
 use crate::rx::fifo::RxFifo;
 use crate::rx::parser::RxParser;
 use crate::rx::resend_timer::ResendTimer;
-use crate::rx::rpc_table::{RpcTable, SLOT_BITS};
+use crate::rx::rpc_table::{RpcTable, OCCUPANCY_BITS, SLOT_BITS};
 use crate::sched::grant_scheduler::{GrantScheduler, SLOT_BITS as SCHED_SLOT_BITS};
 use crate::tx::arp_responder::ArpResponder;
 use crate::tx::control_sender::ControlSender;
@@ -348,6 +348,9 @@ impl Logic for HomaCore {
         self.rx_counters.sender[6].next = self.control_sender.response_resends_sent.val();
         self.rx_counters.sender[7].next =
             bit_cast::<32, 16>(self.tx_engine.messages_in_flight.val());
+        self.rx_counters.receiver[0].next = self.rx_engine.inbound_expired.val();
+        self.rx_counters.receiver[1].next =
+            bit_cast::<32, OCCUPANCY_BITS>(self.rpc_table.occupancy.val());
         self.arp.clock.next = self.clock.val();
         self.arp.reset.next = self.reset.val();
         self.arp.s_axis_tdata.next = self.s_axis_rx_tdata.val();
@@ -375,16 +378,20 @@ impl Logic for HomaCore {
         self.rx_engine.s_rpc_inserted.next = self.rpc_table.m_rsp_inserted.val();
         self.rx_engine.s_rpc_full.next = self.rpc_table.m_rsp_full.val();
         self.rx_engine.s_rpc_slot.next = self.rpc_table.m_rsp_slot.val();
+        self.rx_engine.s_rpc_key.next = self.rpc_table.m_rsp_key.val();
         self.bpage_pool.clock.next = self.clock.val();
         self.bpage_pool.reset.next = self.reset.val();
         self.bpage_pool.sel_endpoint.next = self.rx_engine.sel_endpoint.val();
         self.bpage_pool.pop.next = self.rx_engine.bpage_pop.val();
         self.rx_engine.bpage_valid.next = self.bpage_pool.head_valid.val();
         self.rx_engine.bpage_index.next = self.bpage_pool.head_index.val();
-        // One CSR write per cycle: at most one endpoint pushes a bpage.
-        self.bpage_pool.push_valid.next = false;
-        self.bpage_pool.push_endpoint.next = 0.into();
-        self.bpage_pool.push_index.next = self.csr_wr_data.val().get_bits::<16>(0);
+        // One CSR write per cycle: at most one endpoint pushes a bpage. The
+        // RX engine returns an expired message's bpages in the cycles the
+        // host does not push.
+        self.bpage_pool.push_valid.next = self.rx_engine.m_bpage_return_valid.val();
+        self.bpage_pool.push_endpoint.next = self.rx_engine.m_bpage_return_endpoint.val();
+        self.bpage_pool.push_index.next = self.rx_engine.m_bpage_return_index.val();
+        self.rx_engine.m_bpage_return_ready.next = true;
         self.rx_engine.sel_rx_area.next = 0.into();
         self.rx_engine.bpage_free.next = 0.into();
         for e in 0..ENDPOINTS {
@@ -393,6 +400,8 @@ impl Logic for HomaCore {
             if self.endpoints[e].bpage_push.val() {
                 self.bpage_pool.push_valid.next = true;
                 self.bpage_pool.push_endpoint.next = e.to_bits();
+                self.bpage_pool.push_index.next = self.csr_wr_data.val().get_bits::<16>(0);
+                self.rx_engine.m_bpage_return_ready.next = false;
             }
             if self.rx_engine.sel_endpoint.val().index() == e {
                 self.rx_engine.sel_rx_area.next = self.endpoints[e].rx_area.val();
@@ -426,7 +435,7 @@ impl Logic for HomaCore {
         self.rx_engine.m_evt_ready.next = self.grant_scheduler.s_evt_ready.val();
         self.grant_scheduler.s_evt_slot.next =
             bit_cast::<SCHED_SLOT_BITS, SLOT_BITS>(self.rx_engine.m_evt_slot.val());
-        self.grant_scheduler.s_evt_remove.next = false;
+        self.grant_scheduler.s_evt_remove.next = self.rx_engine.m_evt_remove.val();
         self.grant_scheduler.s_evt_length.next = self.rx_engine.m_evt_length.val();
         self.grant_scheduler.s_evt_received.next = self.rx_engine.m_evt_received.val();
         self.grant_scheduler.s_evt_incoming.next = self.rx_engine.m_evt_incoming.val();
@@ -450,8 +459,17 @@ impl Logic for HomaCore {
         self.resend_timer.s_watch_live.next = self.rx_engine.m_watch_live.val();
         self.resend_timer.s_watch_from.next = self.rx_engine.m_watch_from.val();
         self.resend_timer.s_watch_to.next = self.rx_engine.m_watch_to.val();
-        self.control_sender.s_resend_valid.next = self.resend_timer.m_resend_valid.val();
+        self.resend_timer.cfg_timeout_ticks.next = self.timer_csr.timeout_ticks.val();
+        // A RESEND goes to the control sender, an expiry to the RX engine.
+        self.control_sender.s_resend_valid.next =
+            self.resend_timer.m_resend_valid.val() & !self.resend_timer.m_resend_expire.val();
+        self.rx_engine.s_expire_valid.next =
+            self.resend_timer.m_resend_valid.val() & self.resend_timer.m_resend_expire.val();
+        self.rx_engine.s_expire_slot.next = self.resend_timer.m_resend_slot.val();
         self.resend_timer.m_resend_ready.next = self.control_sender.s_resend_ready.val();
+        if self.resend_timer.m_resend_expire.val() {
+            self.resend_timer.m_resend_ready.next = self.rx_engine.s_expire_ready.val();
+        }
         self.control_sender.s_resend_slot.next = self.resend_timer.m_resend_slot.val();
         self.control_sender.s_resend_offset.next = self.resend_timer.m_resend_offset.val();
         self.control_sender.s_resend_length.next = self.resend_timer.m_resend_length.val();

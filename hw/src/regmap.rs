@@ -80,7 +80,7 @@ pub mod rx_counters {
     /// 1.4: DATA_ACCEPTED (0x98). 1.5: RESENDs and ACKs served (no longer
     /// in 0x4c), sender events dropped at 0x78, the sender's counters from
     /// 0x9c.
-    pub const VERSION: u32 = 0x0001_0005;
+    pub const VERSION: u32 = 0x0001_0006;
     /// Counter of verdict v (0 = accepted, else the drop reason) is at
     /// `FIRST_COUNTER + 4 v`; 32 bits, wrapping.
     pub const FIRST_COUNTER: u32 = 0x0c;
@@ -154,6 +154,15 @@ pub mod rx_counters {
     /// Outbound messages the TX engine holds now (being sent, or sent and
     /// not yet released): a level, not a count; 0 when all is settled.
     pub const TX_MESSAGES_HELD: u32 = 0xb8;
+    /// Inbound messages forgotten after timeout_ticks of their sender's
+    /// silence: slot, bpages and grants reclaimed (a response's RPC failed
+    /// with status TIMEOUT; a request was never seen by the host).
+    pub const INBOUND_EXPIRED: u32 = 0xbc;
+    /// Inbound messages the RX engine holds now (RPC table slots in use): a
+    /// level, not a count; 0 when all is settled.
+    pub const RX_MESSAGES_HELD: u32 = 0xc0;
+    /// The receiver's counters (after the sender's) in address order.
+    pub const RECEIVER_COUNTERS: [u32; 2] = [INBOUND_EXPIRED, RX_MESSAGES_HELD];
     /// The sender's counters (after DATA_ACCEPTED) in address order.
     pub const SENDER_COUNTERS: [u32; 8] = [
         RESENDS_RECEIVED,
@@ -248,7 +257,7 @@ pub mod grant {
 /// ticks (HomaModule's names), and what the resend timer did.
 pub mod timer {
     pub const BASE: u32 = 0x0500;
-    pub const VERSION: u32 = 0x0001_0001;
+    pub const VERSION: u32 = 0x0001_0002;
     /// The tick, in ns (1 to 2^24; the core counts it in cycles of 4 ns).
     /// HomaModule ticks every 1 ms; a card can afford far less. RW.
     pub const TICK_NS: u32 = 0x0c;
@@ -260,9 +269,11 @@ pub mod timer {
     pub const RESENDS_SENT: u32 = 0x18;
     /// Sweeps of the resend timer over every RPC slot finished (wraps). RO.
     pub const SWEEPS: u32 = 0x1c;
-    /// Ticks of silence after which a message all sent is released without
-    /// an ack (its receiver has it all, or is gone): HomaModule's
-    /// timeout_ticks, here for the sender's side. 0 reads as 1. RW.
+    /// HomaModule's timeout_ticks: ticks of a peer's silence after which
+    /// the card gives up on a message. Sending: released without an ack
+    /// (its receiver has it all, or is gone; a request's RPC fails).
+    /// Receiving: forgotten, its slot and bpages reclaimed (a response's
+    /// RPC fails). 0 reads as 1. RW.
     pub const TIMEOUT_TICKS: u32 = 0x20;
     /// The default tick: 100 us, above a sweep over 16,384 slots (65.5 us).
     pub const TICK_NS_DEFAULT: u32 = 100_000;

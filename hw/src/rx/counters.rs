@@ -22,6 +22,8 @@ pub const COUNTERS: usize = RxVerdict::ALL.len();
 pub const PATH_COUNTERS: usize = rx_counters::PATH_COUNTERS.len();
 /// The sender's counters, from word 39 (after DATA_ACCEPTED).
 pub const SENDER_COUNTERS: usize = rx_counters::SENDER_COUNTERS.len();
+/// The receiver's, from word 47 (after the sender's).
+pub const RECEIVER_COUNTERS: usize = rx_counters::RECEIVER_COUNTERS.len();
 
 #[derive(LogicBlock)]
 pub struct RxCounters {
@@ -41,6 +43,8 @@ pub struct RxCounters {
     pub path: [Signal<In, Bits<32>>; PATH_COUNTERS],
     /// The sender side's, in `rx_counters::SENDER_COUNTERS` order.
     pub sender: [Signal<In, Bits<32>>; SENDER_COUNTERS],
+    /// The receiver side's, in `rx_counters::RECEIVER_COUNTERS` order.
+    pub receiver: [Signal<In, Bits<32>>; RECEIVER_COUNTERS],
     /// One cycle per DATA packet the RX engine takes.
     pub data_accepted: Signal<In, bool>,
     data_accepted_count: DFF<Bits<32>>,
@@ -79,7 +83,11 @@ impl Default for RxCounters {
         for (i, &r) in rx_counters::SENDER_COUNTERS.iter().enumerate() {
             assert_eq!(r, (39 + i as u32) * 4, "sender counters from word 39");
         }
-        assert!(39 + SENDER_COUNTERS <= 64, "the read mux has 64 words");
+        for (i, &r) in rx_counters::RECEIVER_COUNTERS.iter().enumerate() {
+            assert_eq!(r, (47 + i as u32) * 4, "receiver counters from word 47");
+        }
+        assert_eq!(SENDER_COUNTERS, 8, "the receiver's follow the sender's");
+        assert!(47 + RECEIVER_COUNTERS <= 64, "the read mux has 64 words");
         for (i, &r) in rx_counters::PATH_COUNTERS.iter().enumerate() {
             assert_eq!(
                 r,
@@ -97,6 +105,7 @@ impl Default for RxCounters {
             rd_data: Default::default(),
             path: Default::default(),
             sender: Default::default(),
+            receiver: Default::default(),
             header: RegisterBlockHeader::new(
                 block_type::RX_COUNTERS,
                 rx_counters::VERSION,
@@ -149,6 +158,9 @@ impl Logic for RxCounters {
         self.word[38].next = self.data_accepted_count.q.val();
         for i in 0..SENDER_COUNTERS {
             self.word[39 + i].next = self.sender[i].val();
+        }
+        for i in 0..RECEIVER_COUNTERS {
+            self.word[47 + i].next = self.receiver[i].val();
         }
         for j in 0..32 {
             self.rd_l1[j].next = self.word[2 * j].val();

@@ -61,6 +61,18 @@
 //!             once as an ACK packet (so the server can free the response
 //!             now) and again in the next DATA to that peer (HomaModule's
 //!             way; either may be lost).
+//!   EXPIRE    between frames, ahead of the next one: a message the resend
+//!             timer found silent for timeout_ticks is forgotten
+//!             (EXP_REMOVE .. EXP_CPL). The RPC table frees its slot by
+//!             number and names its key; the record gives its length, so its
+//!             ceil(length / 64 KiB) bpages are read from the page list and
+//!             pushed back to its endpoint's pool (the endpoint is the one
+//!             on the key's local port); the grant scheduler drops it; and a
+//!             response (the card's RPC as a client) completes with status
+//!             TIMEOUT, so the waiting call fails instead of hanging. A
+//!             request is dropped without a word to the host, which never
+//!             saw it (HomaModule's server does the same). About 2 cycles
+//!             per bpage plus 8; `INBOUND_EXPIRED` counts them.
 //!
 //! The record of what arrived (per slot, in `rpc_state`): the length, the
 //! prefix (bytes [0, prefix) all in), the bytes received, and up to `GAPS`
@@ -139,6 +151,13 @@ mod state {
     pub const REMOVE: u64 = 14;
     pub const REMOVE_WAIT: u64 = 15;
     pub const DRAIN: u64 = 16;
+    pub const EXP_REMOVE: u64 = 17;
+    pub const EXP_REMOVE_WAIT: u64 = 18;
+    pub const EXP_RECORD: u64 = 19;
+    pub const EXP_PAGE: u64 = 20;
+    pub const EXP_PUSH: u64 = 21;
+    pub const EXP_EVENT: u64 = 22;
+    pub const EXP_CPL: u64 = 23;
 }
 
 fn c5(v: u64) -> Constant<Bits<5>> {
@@ -181,6 +200,20 @@ pub struct RxEngine {
     pub s_rpc_inserted: Signal<In, bool>,
     pub s_rpc_full: Signal<In, bool>,
     pub s_rpc_slot: Signal<In, Bits<SLOT_BITS>>,
+    /// REMOVE_SLOT's answer: the key the slot held.
+    pub s_rpc_key: Signal<In, Bits<KEY_BITS>>,
+    /// Expiries from the resend timer: the slot of a message silent for
+    /// timeout_ticks (taken between frames).
+    pub s_expire_valid: Signal<In, bool>,
+    pub s_expire_ready: Signal<Out, bool>,
+    pub s_expire_slot: Signal<In, Bits<SLOT_BITS>>,
+    /// Bpages of an expired message, back to its endpoint's pool (shares
+    /// the pool's push port with the host: ready when the host is not
+    /// pushing).
+    pub m_bpage_return_valid: Signal<Out, bool>,
+    pub m_bpage_return_ready: Signal<In, bool>,
+    pub m_bpage_return_endpoint: Signal<Out, Bits<2>>,
+    pub m_bpage_return_index: Signal<Out, Bits<16>>,
     /// DMA writes of payload.
     pub m_dma_wr_valid: Signal<Out, bool>,
     pub m_dma_wr_ready: Signal<In, bool>,
@@ -197,6 +230,8 @@ pub struct RxEngine {
     pub m_evt_valid: Signal<Out, bool>,
     pub m_evt_ready: Signal<In, bool>,
     pub m_evt_slot: Signal<Out, Bits<SLOT_BITS>>,
+    /// The message is gone (expired); the fields below unused.
+    pub m_evt_remove: Signal<Out, bool>,
     pub m_evt_length: Signal<Out, Bits<LEN_BITS>>,
     pub m_evt_received: Signal<Out, Bits<LEN_BITS>>,
     pub m_evt_incoming: Signal<Out, Bits<LEN_BITS>>,
@@ -268,6 +303,8 @@ pub struct RxEngine {
     pub drop_too_big: Signal<Out, Bits<32>>,
     pub duplicates: Signal<Out, Bits<32>>,
     pub drop_bad_range: Signal<Out, Bits<32>>,
+    /// Inbound messages forgotten after timeout_ticks of silence.
+    pub inbound_expired: Signal<Out, Bits<32>>,
 
     swap: ByteSwap512,
     fields: HeaderFields,
@@ -356,6 +393,22 @@ pub struct RxEngine {
     drop_bad_range_count: DFF<Bits<32>>,
     /// Every beat of the current frame has been taken.
     frame_done: DFF<bool>,
+    inbound_expired_count: DFF<Bits<32>>,
+    /// EXPIRE: the key of the message being forgotten; its endpoint is
+    /// open (`endpoint` is it), so its bpages go back.
+    gone_key: DFF<Bits<KEY_BITS>>,
+    gone_open: DFF<bool>,
+    /// EXPIRE: the endpoint on the gone key's local port (unrolled).
+    gone_match: [Signal<Local, bool>; ENDPOINTS],
+    gone_any: Signal<Local, bool>,
+    gone_ep: Signal<Local, Bits<2>>,
+    /// ceil(r_len / 64 KiB): the expired message's bpages.
+    gone_last: Signal<Local, Bits<LEN_BITS>>,
+    gone_pages: Signal<Local, Bits<5>>,
+    gone_record: Signal<Local, Bits<512>>,
+    op_remove_slot: Constant<Bits<2>>,
+    cpl_status: Constant<Bits<16>>,
+    status_timeout: Constant<Bits<8>>,
 
     match_ep: [Signal<Local, bool>; ENDPOINTS],
     any_ep: Signal<Local, bool>,
@@ -459,6 +512,13 @@ pub struct RxEngine {
     st_remove: Constant<Bits<5>>,
     st_remove_wait: Constant<Bits<5>>,
     st_drain: Constant<Bits<5>>,
+    st_exp_remove: Constant<Bits<5>>,
+    st_exp_remove_wait: Constant<Bits<5>>,
+    st_exp_record: Constant<Bits<5>>,
+    st_exp_page: Constant<Bits<5>>,
+    st_exp_push: Constant<Bits<5>>,
+    st_exp_event: Constant<Bits<5>>,
+    st_exp_cpl: Constant<Bits<5>>,
 }
 
 impl Default for RxEngine {
@@ -710,6 +770,35 @@ impl Default for RxEngine {
             st_remove: c5(state::REMOVE),
             st_remove_wait: c5(state::REMOVE_WAIT),
             st_drain: c5(state::DRAIN),
+            st_exp_remove: c5(state::EXP_REMOVE),
+            st_exp_remove_wait: c5(state::EXP_REMOVE_WAIT),
+            st_exp_record: c5(state::EXP_RECORD),
+            st_exp_page: c5(state::EXP_PAGE),
+            st_exp_push: c5(state::EXP_PUSH),
+            st_exp_event: c5(state::EXP_EVENT),
+            st_exp_cpl: c5(state::EXP_CPL),
+            s_rpc_key: Default::default(),
+            s_expire_valid: Default::default(),
+            s_expire_ready: Default::default(),
+            s_expire_slot: Default::default(),
+            m_bpage_return_valid: Default::default(),
+            m_bpage_return_ready: Default::default(),
+            m_bpage_return_endpoint: Default::default(),
+            m_bpage_return_index: Default::default(),
+            m_evt_remove: Default::default(),
+            inbound_expired: Default::default(),
+            inbound_expired_count: Default::default(),
+            gone_key: Default::default(),
+            gone_open: Default::default(),
+            gone_match: Default::default(),
+            gone_any: Default::default(),
+            gone_ep: Default::default(),
+            gone_last: Default::default(),
+            gone_pages: Default::default(),
+            gone_record: Default::default(),
+            op_remove_slot: Constant::new((RpcOp::RemoveSlot as u64).to_bits()),
+            cpl_status: lsb(completion::STATUS),
+            status_timeout: c8(completion::status::TIMEOUT),
         }
     }
 }
@@ -765,7 +854,10 @@ impl Logic for RxEngine {
             drop_too_big_count,
             duplicates_count,
             drop_bad_range_count,
-            frame_done
+            frame_done,
+            inbound_expired_count,
+            gone_key,
+            gone_open
         );
         for k in 0..GAPS {
             self.r_valid[k].clock.next = self.clock.val();
@@ -811,6 +903,30 @@ impl Logic for RxEngine {
             self.pick_ep.next = 3.into();
         }
         self.sel_endpoint.next = self.endpoint.q.val();
+
+        // EXPIRE: the endpoint of the gone message's local port.
+        for e in 0..ENDPOINTS {
+            self.gone_match[e].next = (self.ep_port[e].val() != 0)
+                & (self.ep_port[e].val() == self.gone_key.q.val().get_bits::<16>(64));
+        }
+        self.gone_any.next = self.gone_match[0].val()
+            | self.gone_match[1].val()
+            | self.gone_match[2].val()
+            | self.gone_match[3].val();
+        self.gone_ep.next = 0.into();
+        if self.gone_match[1].val() {
+            self.gone_ep.next = 1.into();
+        } else if self.gone_match[2].val() {
+            self.gone_ep.next = 2.into();
+        } else if self.gone_match[3].val() {
+            self.gone_ep.next = 3.into();
+        }
+        self.gone_last.next = self.r_len.q.val() - 1;
+        self.gone_pages.next = bit_cast::<5, 4>(self.gone_last.val().get_bits::<4>(16)) + 1;
+        self.s_expire_ready.next = false;
+        self.m_bpage_return_valid.next = false;
+        self.m_bpage_return_endpoint.next = self.endpoint.q.val();
+        self.m_bpage_return_index.next = bit_cast::<16, BPAGE_BITS>(self.pages.read_data.val());
 
         // The RPC's key: peer IP, peer port, local port, local id.
         self.key.next = (bit_cast::<128, 32>(self.fields.src_ip.val()) << 96)
@@ -955,6 +1071,7 @@ impl Logic for RxEngine {
 
         // ---- grant scheduler events ----
         self.m_evt_valid.next = false;
+        self.m_evt_remove.next = false;
         self.m_evt_slot.next = self.slot.q.val();
         self.m_evt_length.next = self.r_len.q.val();
         self.m_evt_received.next = self.r_received.q.val();
@@ -1070,12 +1187,32 @@ impl Logic for RxEngine {
                 << (self.cpl_peer_mac.val() + 40))
             | (bit_cast::<512, { BPAGE_BITS * 15 }>(self.page_list.q.val())
                 << self.cpl_bpages.val());
+        // The completion of an expired response: our RPC failed.
+        self.gone_record.next = (bit_cast::<512, 8>(self.kind_response.val())
+            << self.cpl_kind.val())
+            | (bit_cast::<512, 8>(self.status_timeout.val()) << self.cpl_status.val())
+            | (bit_cast::<512, 16>(self.gone_key.q.val().get_bits::<16>(80))
+                << self.cpl_peer_port.val())
+            | (bit_cast::<512, LEN_BITS>(self.r_len.q.val()) << self.cpl_length.val())
+            | (bit_cast::<512, 64>(self.gone_key.q.val().get_bits::<64>(0))
+                << self.cpl_rpc_id.val())
+            | (bit_cast::<512, 32>(self.gone_key.q.val().get_bits::<32>(96))
+                << self.cpl_peer_ip.val());
         self.m_cpl_record.next = self.record.val();
+        if self.state.q.val() == self.st_exp_cpl.val() {
+            self.m_cpl_record.next = self.gone_record.val();
+        }
         self.m_cpl_endpoint.next = self.endpoint.q.val();
         self.m_cpl_valid.next = false;
 
         // ---- the state machine ----
-        if self.state.q.val() == self.st_head0.val() {
+        if (self.state.q.val() == self.st_head0.val()) & self.s_expire_valid.val() {
+            // An expiry goes ahead of the next frame.
+            self.s_expire_ready.next = true;
+            self.slot.d.next = self.s_expire_slot.val();
+            self.last_valid.d.next = false;
+            self.state.d.next = self.st_exp_remove.val();
+        } else if self.state.q.val() == self.st_head0.val() {
             self.s_axis_tready.next = true;
             if self.s_axis_tvalid.val() {
                 self.win0.d.next = self.swap.swapped.val();
@@ -1445,6 +1582,64 @@ impl Logic for RxEngine {
             if self.s_axis_tvalid.val() & self.s_axis_tlast.val() {
                 self.state.d.next = self.st_head0.val();
             }
+        } else if self.state.q.val() == self.st_exp_remove.val() {
+            // Free the slot by number; the table answers with its key.
+            self.m_rpc_valid.next = true;
+            self.m_rpc_op.next = self.op_remove_slot.val();
+            self.m_rpc_key.next = bit_cast::<KEY_BITS, SLOT_BITS>(self.slot.q.val());
+            if self.m_rpc_ready.val() {
+                self.state.d.next = self.st_exp_remove_wait.val();
+            }
+        } else if self.state.q.val() == self.st_exp_remove_wait.val() {
+            // (The state RAM reads `slot` meanwhile.)
+            if self.s_rpc_valid.val() {
+                self.gone_key.d.next = self.s_rpc_key.val();
+                self.state.d.next = self.st_head0.val();
+                if self.s_rpc_hit.val() {
+                    self.state.d.next = self.st_exp_record.val();
+                }
+            }
+        } else if self.state.q.val() == self.st_exp_record.val() {
+            self.r_len.d.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(0);
+            self.endpoint.d.next = self.gone_ep.val();
+            self.gone_open.d.next = self.gone_any.val();
+            self.cpl_index.d.next = 0.into();
+            self.state.d.next = self.st_exp_page.val();
+        } else if self.state.q.val() == self.st_exp_page.val() {
+            // Read page-list entry `cpl_index`.
+            self.pages.read_address.next =
+                (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val()) << 4)
+                    | bit_cast::<PAGE_ADDR_BITS, 4>(self.cpl_index.q.val().get_bits::<4>(0));
+            self.state.d.next = self.st_exp_push.val();
+        } else if self.state.q.val() == self.st_exp_push.val() {
+            // Push it back (the address held while the pool is busy).
+            self.pages.read_address.next =
+                (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val()) << 4)
+                    | bit_cast::<PAGE_ADDR_BITS, 4>(self.cpl_index.q.val().get_bits::<4>(0));
+            self.m_bpage_return_valid.next = self.gone_open.q.val();
+            if self.m_bpage_return_ready.val() | !self.gone_open.q.val() {
+                self.cpl_index.d.next = self.cpl_index.q.val() + 1;
+                self.state.d.next = self.st_exp_page.val();
+                if self.cpl_index.q.val() + 1 == self.gone_pages.val() {
+                    self.state.d.next = self.st_exp_event.val();
+                }
+            }
+        } else if self.state.q.val() == self.st_exp_event.val() {
+            self.m_evt_valid.next = true;
+            self.m_evt_remove.next = true;
+            if self.m_evt_ready.val() {
+                self.inbound_expired_count.d.next = self.inbound_expired_count.q.val() + 1;
+                self.state.d.next = self.st_head0.val();
+                if !self.gone_key.q.val().get_bit(0) & self.gone_open.q.val() {
+                    // A response: the card's RPC as a client failed.
+                    self.state.d.next = self.st_exp_cpl.val();
+                }
+            }
+        } else if self.state.q.val() == self.st_exp_cpl.val() {
+            self.m_cpl_valid.next = true;
+            if self.m_cpl_ready.val() {
+                self.state.d.next = self.st_head0.val();
+            }
         }
 
         self.messages.next = self.messages_count.q.val();
@@ -1460,6 +1655,7 @@ impl Logic for RxEngine {
         self.drop_too_big.next = self.drop_too_big_count.q.val();
         self.duplicates.next = self.duplicates_count.q.val();
         self.drop_bad_range.next = self.drop_bad_range_count.q.val();
+        self.inbound_expired.next = self.inbound_expired_count.q.val();
 
         if self.reset.val() {
             self.state.d.next = self.st_head0.val();
@@ -1482,6 +1678,7 @@ impl Logic for RxEngine {
             self.drop_too_big_count.d.next = 0.into();
             self.duplicates_count.d.next = 0.into();
             self.drop_bad_range_count.d.next = 0.into();
+            self.inbound_expired_count.d.next = 0.into();
         }
     }
 }

@@ -25,11 +25,27 @@
 //! would make a sweep cost about 256 cycles plus one per live message: the
 //! next step for HomaModule-beating recovery times.
 //!
+//! Expiry: an entry silent for `timeout_ticks` (when not 0) is offered as
+//! an expiry instead (`m_resend_expire`), and written back dead: the RX
+//! engine forgets the message (its slot, bpages and grants reclaimed), as
+//! HomaModule's timer frees an RPC whose peer stopped answering. Silence
+//! counts whoever's turn it is: a message left waiting for our grants that
+//! long expires too, as its sender's TX engine gives up on it after the same
+//! silence (HomaModule resets the silence while the receiver holds things
+//! up; the card's two sides could not agree on that without the grant
+//! scheduler's view of every slot here).
+//!
 //! Races: the RX engine's write wins the RAM's one write port; an entry the
 //! engine wrote in the cycle it was read is skipped this sweep (it has just
-//! heard from its sender: silence 0). A RESEND the control sender cannot
-//! take at once is not counted as sent: the mark stays, and the next sweep
-//! offers it again.
+//! heard from its sender: silence 0), and nothing fires in a cycle the
+//! engine writes. A RESEND or expiry that cannot be
+//! offered at once (the output still taken, or the engine writing the RAM
+//! that cycle) is replayed: the sweep steps back and reads the entry again,
+//! so none waits for the next sweep (a flood's expiries go one per ~12
+//! cycles, as fast as the RX engine takes them). An expiry on offer is withdrawn if the engine writes its
+//! slot before taking it (the sender spoke, or the message completed, and
+//! the slot may be another RPC's by then); so an expiry the engine takes
+//! names a message silent since its entry was read.
 
 use rust_hdl::prelude::*;
 
@@ -50,6 +66,9 @@ pub struct ResendTimer {
     /// (HomaModule's resend_ticks, resend_interval); 0: never.
     pub cfg_resend_ticks: Signal<In, Bits<8>>,
     pub cfg_resend_interval: Signal<In, Bits<8>>,
+    /// Ticks of silence after which a message expires (HomaModule's
+    /// timeout_ticks); 0: never.
+    pub cfg_timeout_ticks: Signal<In, Bits<8>>,
     /// The RX engine's writes: a packet taken (`live`, with the range to
     /// ask for next), or the message gone (`!live`).
     pub s_watch_valid: Signal<In, bool>,
@@ -66,6 +85,8 @@ pub struct ResendTimer {
     pub m_resend_length: Signal<Out, Bits<LEN_BITS>>,
     /// The entry's ticks of silence when it fired (saturating at 255).
     pub m_resend_silence: Signal<Out, Bits<8>>,
+    /// Not a RESEND: the slot's message expired (offset and length unused).
+    pub m_resend_expire: Signal<Out, bool>,
     /// RESENDs handed over, sweeps finished (both wrap).
     pub resends: Signal<Out, Bits<32>>,
     pub sweeps: Signal<Out, Bits<32>>,
@@ -84,6 +105,7 @@ pub struct ResendTimer {
     out_offset: DFF<Bits<LEN_BITS>>,
     out_length: DFF<Bits<LEN_BITS>>,
     out_silence: DFF<Bits<8>>,
+    out_expire: DFF<bool>,
     resends_count: DFF<Bits<32>>,
     sweeps_count: DFF<Bits<32>>,
     // ---- locals: the entry read ----
@@ -98,6 +120,14 @@ pub struct ResendTimer {
     /// The silence at which a RESEND is due for the entry read.
     threshold: Signal<Local, Bits<8>>,
     fire: Signal<Local, bool>,
+    /// The entry read has been silent `timeout_ticks`: it expires (fires
+    /// as an expiry) and is written back dead.
+    expire: Signal<Local, bool>,
+    /// The entry read is due a RESEND / an expiry.
+    resend_due: Signal<Local, bool>,
+    expire_due: Signal<Local, bool>,
+    /// ... and cannot have it this cycle: it is read again.
+    replay: Signal<Local, bool>,
     out_free: Signal<Local, bool>,
     /// After a reset, emptying every entry (`scan_index` walks them).
     clearing: DFF<bool>,
@@ -125,6 +155,13 @@ impl Default for ResendTimer {
             m_resend_length: Default::default(),
             m_resend_silence: Default::default(),
             out_silence: Default::default(),
+            out_expire: Default::default(),
+            m_resend_expire: Default::default(),
+            cfg_timeout_ticks: Default::default(),
+            expire: Default::default(),
+            resend_due: Default::default(),
+            expire_due: Default::default(),
+            replay: Default::default(),
             resends: Default::default(),
             sweeps: Default::default(),
             watch: Default::default(),
@@ -175,6 +212,7 @@ impl Logic for ResendTimer {
             out_offset,
             out_length,
             out_silence,
+            out_expire,
             resends_count,
             sweeps_count,
             clearing
@@ -200,9 +238,10 @@ impl Logic for ResendTimer {
             self.scan_index.d.next = self.scan_index.q.val() + 1;
             if self.scan_index.q.val() == self.last_slot.val() {
                 self.scanning.d.next = false;
-                self.sweeps_count.d.next = self.sweeps_count.q.val() + 1;
             }
-        } else if self.tick_pending.q.val() & (self.cfg_resend_ticks.val() != 0) {
+        } else if self.tick_pending.q.val()
+            & ((self.cfg_resend_ticks.val() != 0) | (self.cfg_timeout_ticks.val() != 0))
+        {
             self.tick_pending.d.next = false;
             self.scanning.d.next = true;
             self.scan_index.d.next = 0.into();
@@ -227,13 +266,24 @@ impl Logic for ResendTimer {
             self.due_next.next = 0xff.into();
         }
         self.out_free.next = !self.out_valid.q.val() | self.m_resend_ready.val();
-        self.fire.next = self.s1_valid.q.val()
+        self.expire_due.next = self.s1_valid.q.val()
+            & !self.s1_stale.q.val()
+            & self.e_live.val()
+            & (self.cfg_timeout_ticks.val() != 0)
+            & (self.silent_next.val() >= self.cfg_timeout_ticks.val());
+        self.resend_due.next = self.s1_valid.q.val()
             & !self.s1_stale.q.val()
             & self.e_live.val()
             & (self.cfg_resend_ticks.val() != 0)
             & (self.silent_next.val() >= self.threshold.val())
-            & (self.e_from.val() < self.e_to.val())
-            & self.out_free.val();
+            & (self.e_from.val() < self.e_to.val());
+        // Due, but the output is taken or the engine holds the write port:
+        // the entry is read again (the sweep waits on it).
+        self.replay.next = (self.resend_due.val() | self.expire_due.val())
+            & (!self.out_free.val() | self.s_watch_valid.val())
+            & !self.clearing.q.val();
+        self.expire.next = self.expire_due.val() & !self.replay.val();
+        self.fire.next = (self.resend_due.val() | self.expire_due.val()) & !self.replay.val();
 
         // ---- the RAM's one write port: the engine's write first ----
         self.watch.write_enable.next = false;
@@ -249,8 +299,11 @@ impl Logic for ResendTimer {
             | (bit_cast::<WATCH_BITS, 8>(self.due_written.val()) << 9)
             | (bit_cast::<WATCH_BITS, LEN_BITS>(self.e_from.val()) << 17)
             | (bit_cast::<WATCH_BITS, LEN_BITS>(self.e_to.val()) << 37);
-        if self.s1_valid.q.val() & !self.s1_stale.q.val() & self.e_live.val() {
+        if self.s1_valid.q.val() & !self.s1_stale.q.val() & self.e_live.val() & !self.replay.val() {
             self.watch.write_enable.next = true;
+        }
+        if self.expire.val() {
+            self.watch.write_data.next = 0.into();
         }
         if self.s_watch_valid.val() {
             self.watch.write_enable.next = true;
@@ -264,9 +317,10 @@ impl Logic for ResendTimer {
                 self.watch.write_data.next = self.watch.write_data.val() | self.live_bit.val();
             }
             // The sweep's write-back loses this cycle: its slot is visited
-            // again next sweep, one tick of silence short, and any RESEND
-            // due waits for it.
+            // again next sweep, one tick of silence short (a RESEND or
+            // expiry due is replayed instead).
             self.fire.next = false;
+            self.expire.next = false;
         }
         if self.clearing.q.val() {
             // After a reset: every entry emptied, one per cycle.
@@ -274,10 +328,18 @@ impl Logic for ResendTimer {
             self.watch.write_address.next = self.scan_index.q.val();
             self.watch.write_data.next = 0.into();
             self.fire.next = false;
+            self.expire.next = false;
         }
 
-        // ---- the RESEND on offer ----
+        // ---- the RESEND or expiry on offer ----
         if self.m_resend_ready.val() {
+            self.out_valid.d.next = false;
+        }
+        if self.out_expire.q.val()
+            & self.s_watch_valid.val()
+            & (self.s_watch_slot.val() == self.out_slot.q.val())
+        {
+            // The engine heard of the slot: the expiry is stale.
             self.out_valid.d.next = false;
         }
         if self.fire.val() {
@@ -286,13 +348,30 @@ impl Logic for ResendTimer {
             self.out_offset.d.next = self.e_from.val();
             self.out_length.d.next = self.e_to.val() - self.e_from.val();
             self.out_silence.d.next = self.silent_next.val();
-            self.resends_count.d.next = self.resends_count.q.val() + 1;
+            self.out_expire.d.next = self.expire.val();
+            if !self.expire.val() {
+                self.resends_count.d.next = self.resends_count.q.val() + 1;
+            }
+        }
+        // ---- the sweep's end, and replays ----
+        if self.s1_valid.q.val()
+            & (self.s1_slot.q.val() == self.last_slot.val())
+            & !self.replay.val()
+        {
+            self.sweeps_count.d.next = self.sweeps_count.q.val() + 1;
+        }
+        if self.replay.val() {
+            self.scan_index.d.next = self.s1_slot.q.val();
+            self.scanning.d.next = true;
+            self.s1_valid.d.next = false;
+            self.tick_pending.d.next = self.tick_pending.q.val() | self.tick.val();
         }
         self.m_resend_valid.next = self.out_valid.q.val();
         self.m_resend_slot.next = self.out_slot.q.val();
         self.m_resend_offset.next = self.out_offset.q.val();
         self.m_resend_length.next = self.out_length.q.val();
         self.m_resend_silence.next = self.out_silence.q.val();
+        self.m_resend_expire.next = self.out_expire.q.val();
         self.resends.next = self.resends_count.q.val();
         self.sweeps.next = self.sweeps_count.q.val();
 

@@ -988,6 +988,8 @@ impl Logic for TxEngine {
         self.linger.tick.next = self.tick.val();
         self.linger.cfg_resend_ticks.next = self.cfg_resend_ticks.val();
         self.linger.cfg_resend_interval.next = self.cfg_resend_interval.val();
+        // The TX engine judges a linger's silence itself (`c_silence`).
+        self.linger.cfg_timeout_ticks.next = 0.into();
         self.linger.s_watch_valid.next = false;
         self.linger.s_watch_slot.next = self.c_slot.q.val();
         self.linger.s_watch_live.next = true;
