@@ -54,3 +54,70 @@ fn a_request_to_a_dead_peer_times_out_and_leaves_nothing_held() {
     // The endpoint closes at once: nothing left to wait for.
     drop(client);
 }
+
+#[test]
+fn a_response_cut_off_by_its_servers_death_fails_and_the_client_holds_nothing() {
+    use homa_hw::regmap::{endpoint, grant};
+    use homa_hw_sim::cable::CableFaults;
+    let network = Arc::new(Mutex::new(SimNetwork::new(
+        "dead_server",
+        2,
+        Default::default(),
+    )));
+    let nics: Vec<Nic> = (0..2)
+        .map(|i| {
+            let nic = Nic::open_sim(&network, i).unwrap();
+            nic.set_address(
+                [2, 0, 0, 0, 0, i as u8 + 1],
+                Ipv4Addr::new(10, 0, 0, i as u8 + 1),
+            )
+            .unwrap();
+            nic
+        })
+        .collect();
+    let csr = |nic: &Nic, at: u32| nic.device().backend().csr_read(at).unwrap();
+    let mut client = Endpoint::open(&nics[0], 1000).unwrap();
+    let mut server = Endpoint::open(&nics[1], 99).unwrap();
+    let free_at = endpoint::base(0) + endpoint::RX_BPAGES_FREE;
+    let free_before = csr(&nics[0], free_at);
+
+    let id = client
+        .send_request(Peer::new(nics[1].ip(), nics[1].mac(), 99), &[1u8; 100])
+        .unwrap();
+    let request = server.recv_request().unwrap();
+    // The server answers 300 KB and dies a few microseconds in: some of
+    // its unscheduled packets reach the client, the rest never do.
+    server.reply(request.id(), &vec![9u8; 300_000]).unwrap();
+    {
+        let mut net = network.lock().unwrap();
+        let now = net.cycle();
+        net.set_cable_faults(CableFaults {
+            link_down: Some((now + 1_500, u64::MAX)),
+            ..Default::default()
+        });
+    }
+    let err = client.recv_response(id).unwrap_err();
+    assert!(matches!(err, Error::Timeout(i) if i == id), "{err}");
+
+    // The client's card forgot the half-received response: slot, bpages
+    // and grants all back.
+    let rx = |at: u32| csr(&nics[0], rx_counters::BASE + at);
+    assert_eq!(
+        rx(rx_counters::INBOUND_EXPIRED),
+        1,
+        "the response was cut, not lost whole"
+    );
+    assert_eq!(rx(rx_counters::RX_MESSAGES_HELD), 0);
+    assert_eq!(rx(rx_counters::TX_MESSAGES_HELD), 0);
+    assert_eq!(csr(&nics[0], grant::BASE + grant::TOTAL_INCOMING), 0);
+    assert_eq!(csr(&nics[0], free_at), free_before);
+    // The dead server's card gives its response up too, in time.
+    let held = |nic: &Nic| csr(nic, rx_counters::BASE + rx_counters::TX_MESSAGES_HELD);
+    for _ in 0..2_000 {
+        if held(&nics[1]) == 0 {
+            break;
+        }
+        nics[1].wait();
+    }
+    assert_eq!(held(&nics[1]), 0);
+}

@@ -631,10 +631,14 @@ fn sweeps(h: &mut TestHost) -> u32 {
 fn run_sweeps(h: &mut TestHost, n: u32) -> Vec<[u8; 64]> {
     let start = sweeps(h);
     let mut got = Vec::new();
-    while sweeps(h) < start + n {
+    // A sweep is 16,384 cycles and a few more per RESEND or expiry.
+    for _ in 0..n * 40 {
+        if sweeps(h) >= start + n {
+            return got;
+        }
         got.extend(completions(h, 1_000));
     }
-    got
+    panic!("{n} sweeps did not finish in {} cycles", n * 40_000);
 }
 
 /// What the card holds for inbound messages: RPC slots, bpages handed out,
