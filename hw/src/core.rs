@@ -316,8 +316,10 @@ impl Logic for HomaCore {
         self.rx_counters.verdict.next = self.rx_parser.m_meta_reason.val();
         self.rx_counters.offset.next = self.csr_addr.val().get_bits::<8>(0);
         self.rx_counters.select.next = self.csr_page.val() == self.rx_counters_page.val();
-        self.rx_counters.data_accepted.next =
-            self.rx_engine.m_evt_valid.val() & self.grant_scheduler.s_evt_ready.val();
+        // (An expired message's removal is an event too, not a packet.)
+        self.rx_counters.data_accepted.next = self.rx_engine.m_evt_valid.val()
+            & self.grant_scheduler.s_evt_ready.val()
+            & !self.rx_engine.m_evt_remove.val();
         self.rx_counters.path[0].next = self.rx_fifo.overflow_drops.val();
         self.rx_counters.path[1].next = self.rx_engine.messages.val();
         self.rx_counters.path[2].next = self.rx_engine.other_control.val();
