@@ -703,6 +703,16 @@ fn a_flood_of_unfinished_requests_is_reclaimed_by_the_timer_and_a_real_client_ge
         host_abi::get(&got[0], completion::KIND) as u8,
         completion::kind::REQUEST_RECEIVED
     );
+    // In service: its slot stays (copies of it are duplicates) until the
+    // response is released, or timeout_ticks pass unasked: this host never
+    // replies. Its bpage is the host's.
+    assert_eq!(held(&mut h), (1, 1, 0));
+    h.card.receive(&real(2));
+    completions(&mut h, 2_000);
+    assert_eq!(counter(&mut h, rx_counters::DUPLICATES), 1);
+    assert!(run_sweeps(&mut h, 4).is_empty());
+    assert_eq!(held(&mut h), (0, 1, 0));
+    assert_eq!(counter(&mut h, rx_counters::INBOUND_EXPIRED), BPAGES);
     h.give_back(0, &got[0]);
     assert_eq!(held(&mut h), (0, 0, 0));
     // Every frame counted once: the flood's packets taken and the real

@@ -468,6 +468,10 @@ impl Logic for HomaCore {
         self.rx_engine.s_expire_valid.next =
             self.resend_timer.m_resend_valid.val() & self.resend_timer.m_resend_expire.val();
         self.rx_engine.s_expire_slot.next = self.resend_timer.m_resend_slot.val();
+        // Responses released: the RX engine forgets the requests they answer.
+        self.rx_engine.s_served_valid.next = self.tx_engine.m_served_valid.val();
+        self.tx_engine.m_served_ready.next = self.rx_engine.s_served_ready.val();
+        self.rx_engine.s_served_key.next = self.tx_engine.m_served_key.val();
         self.resend_timer.m_resend_ready.next = self.control_sender.s_resend_ready.val();
         if self.resend_timer.m_resend_expire.val() {
             self.resend_timer.m_resend_ready.next = self.rx_engine.s_expire_ready.val();

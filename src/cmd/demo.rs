@@ -9,15 +9,19 @@
 //! arguments: the client, the server and the shared clock take turns.
 //!
 //! Faults (`--loss`, `--dup`, `--reorder`, `--corrupt`, fractions of frames,
-//! seeded by `--seed`) go on the cable, both directions. The card does not
-//! retransmit yet, so an RPC that loses a frame never finishes: each RPC has
-//! a deadline (`--deadline-us` of simulated time), after which it counts as
-//! unfinished and its slot goes to the next; the report says how many
-//! completed and how many did not, and a run with faults fails only on a
-//! wrong response it could not have explained (none is possible without
-//! `--corrupt`).
+//! seeded by `--seed`) go on the cable, both directions. The cards recover
+//! what is lost (RESEND, retransmission) or give up after timeout_ticks of
+//! silence, failing the call (`failed` in the report). An RPC may also have
+//! a deadline (`--deadline-us` of simulated time, 0 for none), after which
+//! it counts as unfinished and its slot goes to the next. Requests the
+//! server sees twice and responses that come for an RPC already finished
+//! are counted as duplicated deliveries (Homa's RPCs are at most once). With
+//! faults, the capture (a temporary file unless `--pcap`) gives the time
+//! from each lost DATA packet's first transmission to its retransmission.
+//! A run with faults fails only on a wrong response it could not have
+//! explained (none is possible without `--corrupt`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -92,7 +96,8 @@ pub struct DemoArgs {
     /// Fraction of frames the cable corrupts: half in the IPv4 header (the card drops them), half past it (Homa has no checksum: a corrupted payload is delivered).
     #[arg(long, default_value_t = 0.0)]
     pub corrupt: f64,
-    /// Simulated microseconds an RPC may take before it counts as unfinished.
+    /// Simulated microseconds an RPC may take before it counts as
+    /// unfinished; 0: none (the card's timeout decides).
     #[arg(long, default_value_t = 2000)]
     pub deadline_us: u64,
 }
@@ -158,9 +163,14 @@ impl Setup {
 
     /// Echoes every request the server has; returns the cycle the last one
     /// was seen and replied to, if any.
-    fn serve(&mut self) -> anyhow::Result<Option<(u64, u64)>> {
+    /// Requests seen before go into `twice` (Homa's RPCs run at most once).
+    fn serve(&mut self, served: &mut Served) -> anyhow::Result<Option<(u64, u64)>> {
         let mut seen = None;
         while let Some(request) = self.server.try_recv_request()? {
+            if !served.ids.insert(request.id()) {
+                tracing::error!(id = %request.id(), "request delivered twice");
+                served.twice += 1;
+            }
             let at = self.cycle();
             self.server
                 .reply(request.id(), &request.message().bytes())?;
@@ -168,6 +178,13 @@ impl Setup {
         }
         Ok(seen)
     }
+}
+
+/// The requests the demo's server has seen.
+#[derive(Default)]
+struct Served {
+    ids: HashSet<RpcId>,
+    twice: usize,
 }
 
 /// One finished RPC.
@@ -184,6 +201,16 @@ struct Outcome {
     unfinished: usize,
     /// Responses that arrived after their RPC's deadline.
     late: usize,
+    /// RPCs the card failed (its peer silent for timeout_ticks, or the
+    /// request could not be sent).
+    failed: usize,
+    /// Requests the server was given twice, and responses to RPCs already
+    /// finished (with no deadline, where none can be late): at most once
+    /// means 0.
+    duplicates: usize,
+    /// Cycles from a lost DATA packet's first transmission to its
+    /// retransmission, sorted (from the capture; empty without faults).
+    recoveries: Vec<u64>,
     faults: FaultCounts,
     /// Simulated cycles from the first send to the last response.
     cycles: u64,
@@ -229,9 +256,6 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
             bail!("{flag} {v}: a fraction of frames, 0.0 to 1.0");
         }
     }
-    if args.deadline_us == 0 {
-        bail!("--deadline-us must be at least 1");
-    }
     let sizes = message_sizes(args)?;
     // The RPCs in flight must fit the receivers' bpages at once (no card
     // retransmits yet, so a message dropped for want of a bpage would stall).
@@ -248,6 +272,19 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     let faulty = args.faults().any();
     if outcome.errors > 0 && args.corrupt == 0.0 {
         bail!("{} of {} RPCs failed", outcome.errors, args.count);
+    }
+    if outcome.duplicates > 0 {
+        bail!(
+            "{} duplicated deliveries: an RPC ran more than once",
+            outcome.duplicates
+        );
+    }
+    if outcome.failed > 0 && !faulty {
+        bail!(
+            "{} of {} RPCs failed on a cable without faults",
+            outcome.failed,
+            args.count
+        );
     }
     if outcome.unfinished > 0 && !faulty {
         bail!(
@@ -283,7 +320,14 @@ fn echo(args: &DemoArgs, sizes: &[usize]) -> anyhow::Result<Outcome> {
     let wall = Instant::now();
     let mut s = Setup::new()?;
     s.network().set_cable_faults(args.faults());
-    if let Some(path) = &args.pcap {
+    // With faults the capture is read back for the recovery times.
+    let scratch = std::env::temp_dir().join(format!("homa-demo-{}.pcap", std::process::id()));
+    let capture = match &args.pcap {
+        Some(path) => Some(path.clone()),
+        None if args.faults().any() => Some(scratch.clone()),
+        None => None,
+    };
+    if let Some(path) = &capture {
         s.network()
             .capture_to(path)
             .with_context(|| format!("capturing to {}", path.display()))?;
@@ -304,10 +348,15 @@ fn echo(args: &DemoArgs, sizes: &[usize]) -> anyhow::Result<Outcome> {
     let mut errors = 0;
     let mut unfinished = 0;
     let mut late = 0;
-    let deadline_cycles = args.deadline_us * 250;
+    let mut failed = 0;
+    let mut served = Served::default();
+    let deadline_cycles = match args.deadline_us {
+        0 => u64::MAX,
+        us => us * 250,
+    };
     let first = s.cycle();
     let mut last_progress = first;
-    while rtts.len() + errors + unfinished < sizes.len() {
+    while rtts.len() + errors + unfinished + failed < sizes.len() {
         while outstanding.len() < args.concurrency && next < sizes.len() {
             let payload: Vec<u8> = (0..sizes[next]).map(|_| rng.gen()).collect();
             let start = s.cycle();
@@ -320,7 +369,7 @@ fn echo(args: &DemoArgs, sizes: &[usize]) -> anyhow::Result<Outcome> {
                 Err(e) => return Err(e.into()),
             }
         }
-        s.serve()?;
+        s.serve(&mut served)?;
         loop {
             match s.client.try_recv_any_response() {
                 Ok(Some(response)) => {
@@ -343,9 +392,12 @@ fn echo(args: &DemoArgs, sizes: &[usize]) -> anyhow::Result<Outcome> {
                     progress.inc(1);
                 }
                 Ok(None) => break,
-                Err(e @ Error::SendFailed { .. }) => {
-                    tracing::error!("{e}");
-                    errors += 1;
+                Err(e @ (Error::SendFailed { id, .. } | Error::Timeout(id))) => {
+                    tracing::warn!("{e}");
+                    outstanding.remove(&id);
+                    failed += 1;
+                    last_progress = s.cycle();
+                    progress.inc(1);
                 }
                 Err(e) => return Err(e.into()),
             }
@@ -354,7 +406,7 @@ fn echo(args: &DemoArgs, sizes: &[usize]) -> anyhow::Result<Outcome> {
         let now = s.cycle();
         let expired: Vec<RpcId> = outstanding
             .iter()
-            .filter(|(_, (_, start, _))| now - start > deadline_cycles)
+            .filter(|(_, (_, start, _))| now - start >= deadline_cycles)
             .map(|(id, _)| *id)
             .collect();
         for id in expired {
@@ -369,7 +421,7 @@ fn echo(args: &DemoArgs, sizes: &[usize]) -> anyhow::Result<Outcome> {
                 lost = outstanding.len(),
                 "no response in {STALL_CYCLES} cycles: counting the rest as lost"
             );
-            unfinished += sizes.len() - rtts.len() - errors - unfinished;
+            unfinished += sizes.len() - rtts.len() - errors - unfinished - failed;
             break;
         }
         s.client_nic.wait();
@@ -381,17 +433,61 @@ fn echo(args: &DemoArgs, sizes: &[usize]) -> anyhow::Result<Outcome> {
     let (total_cycles, frames) = (network.cycle(), network.frames());
     let faults = network.cable_fault_counts();
     drop(network);
+    let recoveries = match &capture {
+        Some(path) if args.faults().any() => recovery_cycles(path)?,
+        _ => Vec::new(),
+    };
+    if args.pcap.is_none() {
+        let _ = std::fs::remove_file(&scratch);
+    }
+    let duplicates = served.twice + if args.deadline_us == 0 { late } else { 0 };
     Ok(Outcome {
         rtts,
         errors,
         unfinished,
         late,
+        failed,
+        duplicates,
+        recoveries,
         faults,
         cycles,
         total_cycles,
         wall_seconds: wall.elapsed().as_secs_f64(),
         frames,
     })
+}
+
+/// From a capture: for every DATA packet sent again (`retransmit` set), the
+/// cycles since the same packet (sender, RPC, offset) first left, sorted.
+fn recovery_cycles(path: &std::path::Path) -> anyhow::Result<Vec<u64>> {
+    use homa_wire::pcap::FrameReader;
+    use homa_wire::{Body, Frame};
+    let mut first: HashMap<(u32, u64, u32), u64> = HashMap::new();
+    let mut delays = Vec::new();
+    for captured in FrameReader::open(path)? {
+        let captured = captured?;
+        let Ok(frame) = Frame::decode(&captured.bytes) else {
+            continue;
+        };
+        let Body::Data(d) = &frame.homa.body else {
+            continue;
+        };
+        let cycle = captured.timestamp.as_nanos() as u64 / 4;
+        let key = (
+            u32::from(frame.ip.src),
+            frame.homa.common.sender_id,
+            d.seg_offset,
+        );
+        match (d.retransmit != 0, first.get(&key)) {
+            (true, Some(&at)) => delays.push(cycle - at),
+            (false, None) => {
+                first.insert(key, cycle);
+            }
+            _ => {}
+        }
+    }
+    delays.sort_unstable();
+    Ok(delays)
 }
 
 /// Unloaded RTT of a 100-byte RPC: `BENCH_RPCS` one at a time, the median,
@@ -408,7 +504,7 @@ fn bench() -> anyhow::Result<Breakdown> {
         let doorbell = s.cycle();
         let mut server_times = None;
         let done = loop {
-            if let Some(t) = s.serve()? {
+            if let Some(t) = s.serve(&mut Served::default())? {
                 server_times = Some(t);
             }
             if let Some(r) = s.client.try_recv_response(id)? {
@@ -446,6 +542,9 @@ fn bench() -> anyhow::Result<Breakdown> {
 
 /// p-th percentile (0..=100) of sorted cycles.
 fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
     let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
@@ -524,6 +623,11 @@ fn report(args: &DemoArgs, o: &Outcome, bench: Option<&Breakdown>) {
             "errors": o.errors,
             "unfinished": o.unfinished,
             "late_responses": o.late,
+            "failed": o.failed,
+            "duplicated_deliveries": o.duplicates,
+            "retransmissions": o.recoveries.len(),
+            "lost_to_retransmitted_p50_us": us(percentile(&o.recoveries, 50.0)),
+            "lost_to_retransmitted_p99_us": us(percentile(&o.recoveries, 99.0)),
             "faults": {
                 "loss": args.loss, "dup": args.dup, "reorder": args.reorder, "corrupt": args.corrupt,
                 "frames_lost": o.faults.lost,
@@ -568,7 +672,7 @@ fn report(args: &DemoArgs, o: &Outcome, bench: Option<&Breakdown>) {
     }
     println!(
         "{} echo RPCs between two simulated cards ({} outstanding), every response checked byte for byte",
-        o.rtts.len() + o.errors + o.unfinished,
+        o.rtts.len() + o.errors + o.unfinished + o.failed,
         args.concurrency
     );
     println!(
@@ -608,16 +712,28 @@ fn report(args: &DemoArgs, o: &Outcome, bench: Option<&Breakdown>) {
             f.lost, f.duplicated, f.reordered, f.corrupted_ip, f.corrupted_homa, f.frames
         );
         println!(
-            "completed {} of {} RPCs; unfinished {} (no response within {} us: a lost frame costs resend_ticks of silence before it is asked for again); wrong responses {}; late responses {}",
+            "completed {} of {} RPCs; failed {} (the card gave up: timeout_ticks of silence); unfinished {} (no response within --deadline-us {}); wrong responses {}; late responses {}; duplicated deliveries {}",
             o.rtts.len(),
-            o.rtts.len() + o.errors + o.unfinished,
+            o.rtts.len() + o.errors + o.unfinished + o.failed,
+            o.failed,
             o.unfinished,
             args.deadline_us,
             o.errors,
-            o.late
+            o.late,
+            o.duplicates
         );
-    } else if o.unfinished > 0 {
-        println!("unfinished RPCs: {}", o.unfinished);
+        if !o.recoveries.is_empty() {
+            let r = &o.recoveries;
+            println!(
+                "lost DATA packet -> its retransmission: {} packets, p50 {:.1} us, p99 {:.1} us, max {:.1} us",
+                r.len(),
+                us(percentile(r, 50.0)),
+                us(percentile(r, 99.0)),
+                us(*r.last().unwrap())
+            );
+        }
+    } else if o.unfinished + o.failed > 0 {
+        println!("unfinished RPCs: {}; failed: {}", o.unfinished, o.failed);
     }
     if let Some(path) = &args.pcap {
         println!("capture: {}", path.display());

@@ -158,6 +158,8 @@ mod state {
     pub const EXP_PUSH: u64 = 21;
     pub const EXP_EVENT: u64 = 22;
     pub const EXP_CPL: u64 = 23;
+    pub const SERVED_REMOVE: u64 = 24;
+    pub const SERVED_WAIT: u64 = 25;
 }
 
 fn c5(v: u64) -> Constant<Bits<5>> {
@@ -207,6 +209,11 @@ pub struct RxEngine {
     pub s_expire_valid: Signal<In, bool>,
     pub s_expire_ready: Signal<Out, bool>,
     pub s_expire_slot: Signal<In, Bits<SLOT_BITS>>,
+    /// Responses the TX engine released: the request each answers, kept
+    /// since its delivery, is forgotten (its key here).
+    pub s_served_valid: Signal<In, bool>,
+    pub s_served_ready: Signal<Out, bool>,
+    pub s_served_key: Signal<In, Bits<KEY_BITS>>,
     /// Bpages of an expired message, back to its endpoint's pool (shares
     /// the pool's push port with the host: ready when the host is not
     /// pushing).
@@ -519,6 +526,10 @@ pub struct RxEngine {
     st_exp_push: Constant<Bits<5>>,
     st_exp_event: Constant<Bits<5>>,
     st_exp_cpl: Constant<Bits<5>>,
+    st_served_remove: Constant<Bits<5>>,
+    st_served_wait: Constant<Bits<5>>,
+    /// SERVED_REMOVE: the key to remove.
+    served_key: DFF<Bits<KEY_BITS>>,
 }
 
 impl Default for RxEngine {
@@ -777,6 +788,12 @@ impl Default for RxEngine {
             st_exp_push: c5(state::EXP_PUSH),
             st_exp_event: c5(state::EXP_EVENT),
             st_exp_cpl: c5(state::EXP_CPL),
+            st_served_remove: c5(state::SERVED_REMOVE),
+            st_served_wait: c5(state::SERVED_WAIT),
+            served_key: Default::default(),
+            s_served_valid: Default::default(),
+            s_served_ready: Default::default(),
+            s_served_key: Default::default(),
             s_rpc_key: Default::default(),
             s_expire_valid: Default::default(),
             s_expire_ready: Default::default(),
@@ -857,7 +874,8 @@ impl Logic for RxEngine {
             frame_done,
             inbound_expired_count,
             gone_key,
-            gone_open
+            gone_open,
+            served_key
         );
         for k in 0..GAPS {
             self.r_valid[k].clock.next = self.clock.val();
@@ -924,6 +942,7 @@ impl Logic for RxEngine {
         self.gone_last.next = self.r_len.q.val() - 1;
         self.gone_pages.next = bit_cast::<5, 4>(self.gone_last.val().get_bits::<4>(16)) + 1;
         self.s_expire_ready.next = false;
+        self.s_served_ready.next = false;
         self.m_bpage_return_valid.next = false;
         self.m_bpage_return_endpoint.next = self.endpoint.q.val();
         self.m_bpage_return_index.next = bit_cast::<16, BPAGE_BITS>(self.pages.read_data.val());
@@ -1212,6 +1231,12 @@ impl Logic for RxEngine {
             self.slot.d.next = self.s_expire_slot.val();
             self.last_valid.d.next = false;
             self.state.d.next = self.st_exp_remove.val();
+        } else if (self.state.q.val() == self.st_head0.val()) & self.s_served_valid.val() {
+            // A response released: forget the request it answered.
+            self.s_served_ready.next = true;
+            self.served_key.d.next = self.s_served_key.val();
+            self.last_valid.d.next = false;
+            self.state.d.next = self.st_served_remove.val();
         } else if self.state.q.val() == self.st_head0.val() {
             self.s_axis_tready.next = true;
             if self.s_axis_tvalid.val() {
@@ -1433,6 +1458,13 @@ impl Logic for RxEngine {
             }
             if self.k_covered.q.val() & !self.k_len_differs.q.val() {
                 self.duplicates_count.d.next = self.duplicates_count.q.val() + 1;
+                if self.r_prefix.q.val() == self.r_len.q.val() {
+                    // A copy of a request in service: its client is still
+                    // waiting, so the request is kept a while longer.
+                    self.w_pending.d.next = true;
+                    self.w_from.d.next = self.r_len.q.val();
+                    self.w_to.d.next = self.r_len.q.val();
+                }
             } else if self.merge_drop.val() {
                 self.drop_bad_range_count.d.next = self.drop_bad_range_count.q.val() + 1;
             } else {
@@ -1558,6 +1590,19 @@ impl Logic for RxEngine {
                 }
                 self.recent_next.d.next = self.recent_next.q.val() + 1;
                 self.state.d.next = self.st_remove.val();
+                if !self.fields.sender_id.val().get_bit(0) {
+                    // A request stays until its response is released (the
+                    // TX engine says), so that a copy of it (a client that
+                    // heard nothing sends its first packet again) is a
+                    // duplicate, not a new RPC: at most once. Its resend
+                    // timer entry asks for nothing and expires it after
+                    // timeout_ticks without a reply or a copy.
+                    self.last_valid.d.next = false;
+                    self.m_watch_valid.next = true;
+                    self.m_watch_from.next = self.r_len.q.val();
+                    self.m_watch_to.next = self.r_len.q.val();
+                    self.state.d.next = self.st_head0.val();
+                }
             }
         } else if self.state.q.val() == self.st_remove.val() {
             self.last_valid.d.next = false;
@@ -1605,6 +1650,13 @@ impl Logic for RxEngine {
             self.gone_open.d.next = self.gone_any.val();
             self.cpl_index.d.next = 0.into();
             self.state.d.next = self.st_exp_page.val();
+            if self.rpc_state.read_data.val().get_bits::<LEN_BITS>(0)
+                == self.rpc_state.read_data.val().get_bits::<LEN_BITS>(20)
+            {
+                // Delivered (a request in service that nobody asked about
+                // for timeout_ticks): the host has its bpages.
+                self.state.d.next = self.st_head0.val();
+            }
         } else if self.state.q.val() == self.st_exp_page.val() {
             // Read page-list entry `cpl_index`.
             self.pages.read_address.next =
@@ -1638,6 +1690,22 @@ impl Logic for RxEngine {
         } else if self.state.q.val() == self.st_exp_cpl.val() {
             self.m_cpl_valid.next = true;
             if self.m_cpl_ready.val() {
+                self.state.d.next = self.st_head0.val();
+            }
+        } else if self.state.q.val() == self.st_served_remove.val() {
+            self.m_rpc_valid.next = true;
+            self.m_rpc_op.next = self.op_remove.val();
+            self.m_rpc_key.next = self.served_key.q.val();
+            if self.m_rpc_ready.val() {
+                self.state.d.next = self.st_served_wait.val();
+            }
+        } else if self.state.q.val() == self.st_served_wait.val() {
+            if self.s_rpc_valid.val() {
+                // Its resend timer entry goes with it (else an expiry
+                // could name the slot once another RPC has it).
+                self.m_watch_valid.next = self.s_rpc_hit.val();
+                self.m_watch_live.next = false;
+                self.m_watch_slot.next = self.s_rpc_slot.val();
                 self.state.d.next = self.st_head0.val();
             }
         }

@@ -200,6 +200,7 @@ mod ctl {
     pub const P_CPL: u64 = 19;
     pub const E_DECIDE: u64 = 20;
     pub const NUDGE: u64 = 21;
+    pub const P_SERVED: u64 = 22;
 }
 
 mod stream {
@@ -350,6 +351,12 @@ pub struct TxEngine {
     pub m_nudge_local_port: Signal<Out, Bits<16>>,
     pub m_nudge_local_id: Signal<Out, Bits<64>>,
     pub m_nudge_length: Signal<Out, Bits<20>>,
+    /// A response released (a strobe with back-pressure): the RX engine
+    /// may forget the request it answers, kept until now so that copies of
+    /// it are recognised (its key there: peer IP, peer port, our port, id).
+    pub m_served_valid: Signal<Out, bool>,
+    pub m_served_ready: Signal<In, bool>,
+    pub m_served_key: Signal<Out, Bits<KEY_BITS>>,
     /// Acks carried in DATA packets; doorbells more than a ring ahead of
     /// what the card took, skipped (both wrap).
     pub acks_piggybacked: Signal<Out, Bits<32>>,
@@ -394,6 +401,10 @@ pub struct TxEngine {
     events_dropped_count: DFF<Bits<32>>,
     resends_unknown_count: DFF<Bits<32>>,
     retransmitted_count: DFF<Bits<32>>,
+    /// The packet just issued was sent before: it does not end a silence
+    /// (a nudge's copy of a request's first packet would keep a dead
+    /// server's RPC alive for ever).
+    c_pkt_retx: DFF<bool>,
     expired_count: DFF<Bits<32>>,
 
     // ---- the control machine ----
@@ -572,6 +583,7 @@ pub struct TxEngine {
     ev_expired: Constant<Bits<3>>,
     status_timeout: Constant<Bits<8>>,
     ctl_nudge: Constant<Bits<5>>,
+    ctl_p_served: Constant<Bits<5>>,
     ctl_idle: Constant<Bits<5>>,
     ctl_g_lookup: Constant<Bits<5>>,
     ctl_g_wait: Constant<Bits<5>>,
@@ -648,6 +660,7 @@ impl Default for TxEngine {
             events_dropped_count: Default::default(),
             resends_unknown_count: Default::default(),
             retransmitted_count: Default::default(),
+            c_pkt_retx: Default::default(),
             expired_count: Default::default(),
             c_kind: Default::default(),
             c_ev_length: Default::default(),
@@ -669,6 +682,10 @@ impl Default for TxEngine {
             ev_expired: c3(EXPIRED),
             status_timeout: c8(completion::status::TIMEOUT),
             ctl_nudge: c5(ctl::NUDGE),
+            ctl_p_served: c5(ctl::P_SERVED),
+            m_served_valid: Default::default(),
+            m_served_ready: Default::default(),
+            m_served_key: Default::default(),
             c_silence: Default::default(),
             c_mac: Default::default(),
             c_all_sent: Default::default(),
@@ -923,6 +940,7 @@ impl Logic for TxEngine {
             events_dropped_count,
             resends_unknown_count,
             retransmitted_count,
+            c_pkt_retx,
             expired_count,
             c_kind,
             c_silence,
@@ -1313,6 +1331,14 @@ impl Logic for TxEngine {
             .q
             .val()
             .get_bits::<32>(self.at_peer_ip.val().index());
+        self.m_served_valid.next = false;
+        self.m_served_key.next = self.c_key.val()
+            | (bit_cast::<128, 16>(
+                self.c_desc
+                    .q
+                    .val()
+                    .get_bits::<16>(self.at_peer_port.val().index()),
+            ) << 80);
         self.m_nudge_peer_port.next = self
             .c_desc
             .q
@@ -1564,6 +1590,25 @@ impl Logic for TxEngine {
             self.m_nudge_valid.next = true;
             if self.m_nudge_ready.val() {
                 self.ctl.d.next = self.ctl_idle.val();
+                if self.c_opcode.val() == self.op_request.val() {
+                    // A client also sends its request's first packet again:
+                    // if the whole request was lost, the server knows of no
+                    // RPC to answer (HomaModule's server answers RPC_UNKNOWN
+                    // and its client restarts; this saves the round trip).
+                    // A server that has the request drops the copy.
+                    self.c_sent.d.next = 0.into();
+                    self.c_rend.d.next = self.c_sent_max.q.val();
+                    if self.max_segment.val() < self.c_sent_max.q.val() {
+                        self.c_rend.d.next = self.max_segment.val();
+                    }
+                    self.c_was_eligible.d.next = false;
+                    self.ctl.d.next = self.ctl_g_sched.val();
+                }
+            }
+        } else if self.ctl.q.val() == self.ctl_p_served.val() {
+            self.m_served_valid.next = true;
+            if self.m_served_ready.val() {
+                self.ctl.d.next = self.ctl_p_cpl.val();
             }
         } else if self.ctl.q.val() == self.ctl_g_sched.val() {
             // Granted never past the message.
@@ -1689,6 +1734,7 @@ impl Logic for TxEngine {
                     self.push_job.next = true;
                     self.peers.a_take.next = true;
                     self.c_pkt_len.d.next = self.pkt_len.val().get_bits::<11>(0);
+                    self.c_pkt_retx.d.next = self.retx.val();
                     self.c_sent.d.next = self.pkt_end.val();
                     if self.retx.val() {
                         self.retransmitted_count.d.next = self.retransmitted_count.q.val() + 1;
@@ -1712,7 +1758,8 @@ impl Logic for TxEngine {
                 self.ctl.d.next = self.ctl_idle.val();
                 // Its silence starts again with every packet: once all is
                 // sent, it lingers (for RESENDs) until released.
-                self.linger.s_watch_valid.next = !self.c_release.q.val() & !self.c_failed.q.val();
+                self.linger.s_watch_valid.next =
+                    !self.c_release.q.val() & !self.c_failed.q.val() & !self.c_pkt_retx.q.val();
                 if self.c_failed.q.val() | self.c_release.q.val() {
                     self.ctl.d.next = self.ctl_p_remove.val();
                 }
@@ -1736,6 +1783,9 @@ impl Logic for TxEngine {
                         self.expired_count.d.next = self.expired_count.q.val() + 1;
                     }
                     self.ctl.d.next = self.ctl_p_cpl.val();
+                    if self.c_opcode.val() == self.op_response.val() {
+                        self.ctl.d.next = self.ctl_p_served.val();
+                    }
                 }
             }
         }
