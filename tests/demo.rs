@@ -93,7 +93,7 @@ fn demo_refuses_a_size_above_the_limit() {
 /// a frame do not finish; the demo gives each a deadline, ends, and says how
 /// many completed and how many did not. The same seed, the same run.
 #[test]
-fn demo_with_faults_ends_and_counts_completed_and_unfinished_rpcs() {
+fn demo_with_faults_recovers_every_rpc_once_and_repeats_exactly() {
     let args = [
         "demo",
         "--count",
@@ -107,7 +107,7 @@ fn demo_with_faults_ends_and_counts_completed_and_unfinished_rpcs() {
         "--reorder",
         "0.05",
         "--deadline-us",
-        "150",
+        "0",
         "--seed",
         "4",
         "--json",
@@ -115,22 +115,50 @@ fn demo_with_faults_ends_and_counts_completed_and_unfinished_rpcs() {
     let (ok, out, err) = homa_nic(&args);
     assert!(ok, "{err}");
     let r: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
-    let completed = r["rpcs"].as_u64().unwrap();
-    let unfinished = r["unfinished"].as_u64().unwrap();
-    assert_eq!(completed + unfinished, 30, "{r}");
+    // No deadline: the cards recover every lost frame; each RPC runs once.
+    assert_eq!(r["rpcs"], 30, "{r}");
+    assert_eq!(r["failed"], 0, "{r}");
+    assert_eq!(r["duplicated_deliveries"], 0, "{r}");
     assert_eq!(r["errors"], 0, "every response that came is right: {r}");
     let faults = &r["faults"];
     assert!(faults["frames_lost"].as_u64().unwrap() > 0, "{r}");
-    // A deadline shorter than recovery (resend_ticks of 100 us): the RPCs
-    // that lost a frame are still recovering when it passes.
-    assert!(unfinished > 0 && completed > 0, "{r}");
     assert!(faults["recovery"].as_str().unwrap().contains("RESEND"));
+    // Lost packets were sent again, within a few default resend intervals
+    // (5 ticks of 10 us).
+    assert!(r["retransmissions"].as_u64().unwrap() > 0, "{r}");
+    let p50 = r["lost_to_retransmitted_p50_us"].as_f64().unwrap();
+    assert!(p50 > 0.0 && p50 < 200.0, "{r}");
     let (_, again, _) = homa_nic(&args);
     let r2: serde_json::Value = serde_json::from_str(&again).unwrap();
     assert_eq!(
-        (&r["rpcs"], &r["unfinished"], &r["faults"]),
-        (&r2["rpcs"], &r2["unfinished"], &r2["faults"])
+        (&r["rpcs"], &r["retransmissions"], &r["faults"]),
+        (&r2["rpcs"], &r2["retransmissions"], &r2["faults"])
     );
+}
+
+#[test]
+fn demo_counts_rpcs_past_a_deadline_shorter_than_recovery_as_unfinished() {
+    let args = [
+        "demo",
+        "--count",
+        "30",
+        "--size",
+        "100,3000",
+        "--loss",
+        "0.1",
+        "--deadline-us",
+        "20",
+        "--seed",
+        "4",
+        "--json",
+    ];
+    let (ok, out, err) = homa_nic(&args);
+    assert!(ok, "{err}");
+    let r: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    let counted = ["rpcs", "unfinished", "failed"].map(|k| r[k].as_u64().unwrap());
+    assert_eq!(counted.iter().sum::<u64>(), 30, "{r}");
+    // A lost frame costs resend_ticks (50 us) before it is asked for.
+    assert!(counted[0] > 0 && counted[1] > 0, "{r}");
 }
 
 #[test]

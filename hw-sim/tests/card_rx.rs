@@ -562,7 +562,7 @@ fn a_finished_rpc_is_acked_in_the_next_data_to_its_server() {
 fn a_silent_sender_is_asked_for_its_first_missing_range_until_it_arrives() {
     use homa_hw::regmap::timer;
     let mut h = TestHost::new("card_rx_resend", [2, 0, 0, 0, 0, 2], 0x0a00_0002, &[99]);
-    // A tick of 4 us: a sweep over every slot (16,384 cycles) sets the pace.
+    // A tick of 4 us: about a sweep (1,024 cycles and 16 per busy group).
     h.card.csr_write(timer::BASE + timer::TICK_NS, 4_000);
     h.card.csr_write(timer::BASE + timer::RESEND_TICKS, 0);
     let fill = |i: usize| (i % 17) as u8;
@@ -611,9 +611,10 @@ fn a_silent_sender_is_asked_for_its_first_missing_range_until_it_arrives() {
     assert_eq!(h.card.csr_read(timer::BASE + timer::RESENDS_SENT), 2);
 }
 
-/// Timers for the expiry tests: a 4 us tick (a sweep over every slot,
-/// 16,384 cycles, sets the pace: one tick of silence per sweep), RESENDs
-/// off, expiry after `timeout` ticks of silence.
+/// Timers for the expiry tests: a 4 us tick (1,000 cycles; a sweep takes
+/// a little longer, 1,024 cycles and 16 per busy group, and sets the pace:
+/// one tick of silence per sweep), RESENDs off, expiry after `timeout`
+/// ticks of silence.
 fn expiring(h: &mut TestHost, timeout: u32) {
     use homa_hw::regmap::timer;
     h.card.csr_write(timer::BASE + timer::TICK_NS, 4_000);
@@ -692,6 +693,7 @@ fn a_flood_of_unfinished_requests_is_reclaimed_by_the_timer_and_a_real_client_ge
     assert_eq!(counter(&mut h, rx_counters::INBOUND_EXPIRED), BPAGES);
 
     // The client gets through: its request arrives whole.
+    expiring(&mut h, 255);
     for index in 0..3 {
         h.card.receive(&real(index));
     }
@@ -710,6 +712,7 @@ fn a_flood_of_unfinished_requests_is_reclaimed_by_the_timer_and_a_real_client_ge
     h.card.receive(&real(2));
     completions(&mut h, 2_000);
     assert_eq!(counter(&mut h, rx_counters::DUPLICATES), 1);
+    expiring(&mut h, 3);
     assert!(run_sweeps(&mut h, 4).is_empty());
     assert_eq!(held(&mut h), (0, 1, 0));
     assert_eq!(counter(&mut h, rx_counters::INBOUND_EXPIRED), BPAGES);

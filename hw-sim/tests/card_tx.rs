@@ -24,14 +24,23 @@ const BUFFERS: u64 = TX_BUFFERS;
 const UNSCHED_BYTES: u32 = grant::UNSCHED_BYTES_DEFAULT;
 
 /// A card with its interface set and endpoints `0..n` open on ports 1000+e.
+/// A card whose timers tick every 100 us, ten times slower than by
+/// default (and time out after 20 ticks, 2 ms, as by default): its silent
+/// peers are nudged 500 us (125,000 cycles) after its last packet, later
+/// than most tests of sending look. Tests of the timers
+/// set them themselves (`fast_timers`, `release_soon`).
 fn card(name: &str, endpoints: usize) -> Card {
+    use homa_hw::regmap::timer;
     let ports: Vec<u16> = (0..endpoints).map(|e| 1000 + e as u16).collect();
-    TestHost::new(name, LOCAL_MAC, LOCAL_IP, &ports).card
+    let mut card = TestHost::new(name, LOCAL_MAC, LOCAL_IP, &ports).card;
+    card.csr_write(timer::BASE + timer::TICK_NS, 100_000);
+    card.csr_write(timer::BASE + timer::TIMEOUT_TICKS, 20);
+    card
 }
 
 /// Makes the card release a message soon after its last packet (a tick of
-/// 1 us, one tick of silence: a sweep or two, tens of thousands of cycles)
-/// for tests of sending, where no receiver acks.
+/// 1 us, one tick of silence: a sweep or two) for tests of sending, where
+/// no receiver acks.
 fn release_soon(card: &mut Card) {
     use homa_hw::regmap::timer;
     card.csr_write(timer::BASE + timer::TICK_NS, 1000);
@@ -794,9 +803,9 @@ fn a_resend_gets_the_range_again_and_an_ack_releases_the_message() {
     assert_eq!(cpl_producer(&mut card), 1, "one completion per message");
 }
 
-/// Fast timers: a tick of 1 us (a sweep over every slot, 65.5 us, is the
-/// real period), nudges from the first tick of silence, every tick, and
-/// `timeout` ticks before the card gives up.
+/// Fast timers: a tick of 1 us (a sweep, about 1,040 cycles while a few
+/// messages are held, is the real period), nudges from the first tick of
+/// silence, every tick, and `timeout` ticks before the card gives up.
 fn fast_timers(card: &mut Card, timeout: u32) {
     use homa_hw::regmap::timer;
     card.csr_write(timer::BASE + timer::TICK_NS, 1000);

@@ -169,7 +169,10 @@ pub mod completion {
         pub const DMA_ERROR: u8 = 2;
         /// Its peer went silent for timeout_ticks: a request's response
         /// never came (the RPC failed), or a message waited for grants
-        /// that never came.
+        /// that never came; or (RESPONSE_RECEIVED) a response stalled part
+        /// way and the card forgot it. An RX entry with a status other than
+        /// OK carries no message: its buffer fields mean nothing, and its
+        /// bpages are the card's (never give them back).
         pub const TIMEOUT: u8 = 3;
     }
 }

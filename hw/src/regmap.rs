@@ -154,12 +154,14 @@ pub mod rx_counters {
     /// Outbound messages the TX engine holds now (being sent, or sent and
     /// not yet released): a level, not a count; 0 when all is settled.
     pub const TX_MESSAGES_HELD: u32 = 0xb8;
-    /// Inbound messages forgotten after timeout_ticks of their sender's
-    /// silence: slot, bpages and grants reclaimed (a response's RPC failed
-    /// with status TIMEOUT; a request was never seen by the host).
+    /// Inbound messages forgotten unfinished after timeout_ticks of their
+    /// sender's silence: slot, bpages and grants reclaimed (a response's
+    /// RPC failed with status TIMEOUT; a request was never seen by the
+    /// host). Delivered requests that expire unanswered are not counted.
     pub const INBOUND_EXPIRED: u32 = 0xbc;
-    /// Inbound messages the RX engine holds now (RPC table slots in use): a
-    /// level, not a count; 0 when all is settled.
+    /// RPC table slots in use now: inbound messages arriving, and requests
+    /// delivered whose response is not yet released. A level, not a count;
+    /// 0 when all is settled.
     pub const RX_MESSAGES_HELD: u32 = 0xc0;
     /// The receiver's counters (after the sender's) in address order.
     pub const RECEIVER_COUNTERS: [u32; 2] = [INBOUND_EXPIRED, RX_MESSAGES_HELD];
@@ -275,20 +277,26 @@ pub mod timer {
     /// Receiving: forgotten, its slot and bpages reclaimed (a response's
     /// RPC fails). 0 reads as 1. RW.
     pub const TIMEOUT_TICKS: u32 = 0x20;
-    /// The default tick: 100 us, above a sweep over 16,384 slots (65.5 us).
-    pub const TICK_NS_DEFAULT: u32 = 100_000;
+    /// The default tick: 10 us, above a sweep while a few hundred
+    /// messages are in flight (1,024 cycles plus 16 per busy group of 16
+    /// slots: `rx::resend_timer`).
+    pub const TICK_NS_DEFAULT: u32 = 10_000;
     /// The tunables' registers and their defaults: HomaModule's resend
-    /// ticks (5, 5) on a 100 us tick give the first RESEND 0.5 ms into a
-    /// silence, ten times sooner than HomaModule's 5 ms.
-    /// timeout_ticks is 20 (2 ms), not HomaModule's 100: four RESEND
-    /// intervals of silence is a peer gone, and every tick a sent message
-    /// lingers holds the host's buffer.
+    /// ticks (5, 5) on a 10 us tick give the first RESEND 40-50 us into a
+    /// silence, a hundred times sooner than HomaModule's 5 ms (its tick is
+    /// 1 ms), and a datacenter RTT of a few microseconds many times over.
+    /// timeout_ticks is 200 (2 ms), not HomaModule's 100 ticks (100 ms):
+    /// forty RESEND intervals of silence is a peer gone, and every tick a
+    /// sent message lingers holds the host's buffer.
     pub const DEFAULTS: [(u32, u32); 4] = [
         (TICK_NS, TICK_NS_DEFAULT),
-        (RESEND_TICKS, 5),
-        (RESEND_INTERVAL, 5),
-        (TIMEOUT_TICKS, 20),
+        (RESEND_TICKS, RESEND_TICKS_DEFAULT),
+        (RESEND_INTERVAL, RESEND_INTERVAL_DEFAULT),
+        (TIMEOUT_TICKS, TIMEOUT_TICKS_DEFAULT),
     ];
+    pub const RESEND_TICKS_DEFAULT: u32 = 5;
+    pub const RESEND_INTERVAL_DEFAULT: u32 = 5;
+    pub const TIMEOUT_TICKS_DEFAULT: u32 = 200;
 }
 
 /// One block per endpoint: an application's Homa port with its rings. The

@@ -458,7 +458,9 @@ fn echo(args: &DemoArgs, sizes: &[usize]) -> anyhow::Result<Outcome> {
 }
 
 /// From a capture: for every DATA packet sent again (`retransmit` set), the
-/// cycles since the same packet (sender, RPC, offset) first left, sorted.
+/// cycles from its first transmission (sender, RPC, offset) to its first
+/// retransmission, sorted. (A client's nudge also sends a request's first
+/// packet again when the response is what was lost: counted the same.)
 fn recovery_cycles(path: &std::path::Path) -> anyhow::Result<Vec<u64>> {
     use homa_wire::pcap::FrameReader;
     use homa_wire::{Body, Frame};
@@ -479,7 +481,11 @@ fn recovery_cycles(path: &std::path::Path) -> anyhow::Result<Vec<u64>> {
             d.seg_offset,
         );
         match (d.retransmit != 0, first.get(&key)) {
-            (true, Some(&at)) => delays.push(cycle - at),
+            (true, Some(&at)) if at != u64::MAX => {
+                delays.push(cycle - at);
+                // Later copies of it are not counted again.
+                first.insert(key, u64::MAX);
+            }
             (false, None) => {
                 first.insert(key, cycle);
             }

@@ -85,6 +85,10 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<()> {
             "  real RPCs completed, each echo checked byte for byte: {}; forged messages the card delivered: {}; checkpoints: {}",
             report.rpcs_completed, report.forged_messages_delivered, report.checkpoints
         );
+        println!(
+            "  inbound messages expired unfinished: {} ({} of them forged responses, failed to the host); deliveries into a bpage such an expiry may have recycled (not checked for stray writes): {}",
+            report.inbound_expired, report.forged_messages_expired, report.past_end_unchecked
+        );
         if report.findings.is_empty() {
             println!("no finding");
         }

@@ -56,11 +56,18 @@
 //!   COMPLETE  all bytes in: read the message's bpage list (17 cycles, for
 //!             every message: a shortcut for one-bpage messages hung a
 //!             host-lib run and was taken out), hand the completion over,
-//!             REMOVE the RPC, remember its key. A response completes the
-//!             card's RPC as a client: the server is owed an ack, sent at
-//!             once as an ACK packet (so the server can free the response
-//!             now) and again in the next DATA to that peer (HomaModule's
-//!             way; either may be lost).
+//!             remember its key. A request stays in the table, complete,
+//!             until the TX engine releases its response (SERVED_REMOVE
+//!             then REMOVEs it, between frames): a copy of it (its client,
+//!             hearing nothing, sends the first packet again) is then a
+//!             duplicate, not a new RPC, and refreshes its resend timer
+//!             entry (which asks for nothing: an empty range); without
+//!             either for timeout_ticks it expires, its slot freed and its
+//!             bpages left to the host. A response is REMOVEd: it
+//!             completes the card's RPC as a client, and the server is owed
+//!             an ack, sent at once as an ACK packet (so the server can free
+//!             the response now) and again in the next DATA to that peer
+//!             (HomaModule's way; either may be lost).
 //!   EXPIRE    between frames, ahead of the next one: a message the resend
 //!             timer found silent for timeout_ticks is forgotten
 //!             (EXP_REMOVE .. EXP_CPL). The RPC table frees its slot by
@@ -69,7 +76,8 @@
 //!             pushed back to its endpoint's pool (the endpoint is the one
 //!             on the key's local port); the grant scheduler drops it; and a
 //!             response (the card's RPC as a client) completes with status
-//!             TIMEOUT, so the waiting call fails instead of hanging. A
+//!             TIMEOUT, so the waiting call fails instead of hanging. (A
+//!             delivered request only loses its slot: see COMPLETE.) A
 //!             request is dropped without a word to the host, which never
 //!             saw it (HomaModule's server does the same). About 2 cycles
 //!             per bpage plus 8; `INBOUND_EXPIRED` counts them.

@@ -38,10 +38,19 @@
 //!              before that, a message all sent NUDGEs its peer through
 //!              the control sender: a request asks the server for the
 //!              response's first packet (RESEND), a response asks the
-//!              client for its ACK (NEED_ACK), as HomaModule does. A message
-//!              with granted bytes still to send is not silent: nothing.
+//!              client for its ACK (NEED_ACK), as HomaModule does. A
+//!              request also sends its own first packet again (retransmit
+//!              set): a server that never had it now has it, one that has
+//!              it drops the copy. HomaModule gets there a round trip later
+//!              (its server answers RPC_UNKNOWN and the client restarts).
+//!              Copies do not end a silence (else a dead server's RPC would
+//!              never time out). A message with granted bytes still to send
+//!              is not silent: nothing.
 //!   RELEASE    the message leaves the send scheduler and the table, and
 //!              its completion is written: the host may reuse its buffer.
+//!              A response's release also tells the RX engine (`m_served`)
+//!              to forget the request it answers, kept until then so that
+//!              copies of it are dropped, not run again.
 //!   DESCRIPTOR a fetched descriptor (fetched ahead, below): checked
 //!              (opcode, length 1..=1,000,000), INSERTed in `out_table`,
 //!              its progress initialised (granted = min(length,
@@ -101,8 +110,9 @@
 //! it, looked up when the packet is chosen.
 //!
 //! Not yet here: BUSY as a server (a RESEND for a response the host has not
-//! posted yet is counted as unknown; the client's timeout covers a server
-//! slower than timeout_ticks), RPC_UNKNOWN (either way).
+//! posted yet is counted as unknown, so a server slower than timeout_ticks
+//! fails its client's RPC), RPC_UNKNOWN (either way; the copy of a
+//! request's first packet above does its client-side work).
 
 use rust_hdl::prelude::*;
 

@@ -15,7 +15,11 @@
 //! - What is checked, and when:
 //!   * at every message the fuzzed card delivers (real or forged): no byte
 //!     written past its end in its last bpage (the host zeroes every bpage
-//!     before giving it back, so any such byte is a stray write);
+//!     before giving it back, so any such byte is a stray write). The card
+//!     also recycles bpages itself, unzeroed, when a message expires
+//!     unfinished (`INBOUND_EXPIRED`): a bpage zeroed before the latest
+//!     expiry the host has seen may hold an expired message's bytes, and
+//!     is not checked (`past_end_unchecked` counts these);
 //!   * every cycle, by the simulated card: a DMA write outside the memory
 //!     the host mapped for the card (the IOMMU model) is kept, not fatal,
 //!     and reported at the next check as a finding; a panic anywhere in the
@@ -51,6 +55,7 @@ use homa_hw::regmap::rx_counters;
 use homa_hw::rx::parser::RxVerdict;
 use homa_hw_sim::cable::Cable;
 use homa_hw_sim::network::{Fabric, SimNetwork, DEFAULT_LINK_DELAY_CYCLES, DEFAULT_LINK_GBPS};
+use homa_hw_sim::plain_host::PlainHost;
 use homa_wire::layout::{self, eth, HOMA_OFFSET};
 use homa_wire::{Body, Frame};
 use rand::{Rng, SeedableRng};
@@ -151,6 +156,13 @@ pub struct FuzzReport {
     /// Messages the fuzz frames completed and the card delivered to its
     /// host (forged, well-formed requests and responses).
     pub forged_messages_delivered: u64,
+    /// Delivered messages whose last bpage the card may have recycled
+    /// from an expired message (not checked for stray writes).
+    pub past_end_unchecked: u64,
+    /// Forged responses the card gave up on part way (TIMEOUT completions).
+    pub forged_messages_expired: u64,
+    /// Inbound messages the fuzzed card expired (`INBOUND_EXPIRED`).
+    pub inbound_expired: u64,
     pub findings: Vec<Finding>,
 }
 
@@ -295,6 +307,9 @@ struct Harness {
     outstanding: BTreeMap<u64, Outstanding>,
     /// Requests the server has answered (client ids).
     served: std::collections::HashSet<u64>,
+    /// Per (endpoint, bpage): the server card's `INBOUND_EXPIRED` when the
+    /// host last zeroed it (never: 0, as all memory starts zeroed).
+    zeroed_at: HashMap<(usize, u32), u32>,
     report: FuzzReport,
     /// Fuzz frames made so far, and the first since the last good checkpoint.
     made: u64,
@@ -378,6 +393,7 @@ impl Harness {
             next_id: 2,
             outstanding: BTreeMap::new(),
             served: Default::default(),
+            zeroed_at: Default::default(),
             report: FuzzReport::default(),
             made: 0,
             since: 0,
@@ -453,6 +469,8 @@ impl Harness {
                 self.csr(rx_counters::BASE + rx_counters::MESSAGES_DELIVERED) as u64,
             )))
             .collect();
+        self.report.inbound_expired =
+            self.csr(rx_counters::BASE + rx_counters::INBOUND_EXPIRED) as u64;
         let verdicts = self.fabric().verdicts;
         self.report.verdicts = RxVerdict::ALL
             .iter()
@@ -571,10 +589,24 @@ impl Harness {
                 if kind == completion::kind::TX_DONE {
                     continue;
                 }
+                if host_abi::get(&c, completion::STATUS) != completion::status::OK as u64 {
+                    // A forged response that stalled part way and expired
+                    // (TIMEOUT): no message, no bpages (the card took them
+                    // back itself).
+                    self.report.forged_messages_expired += 1;
+                    continue;
+                }
                 let bytes = self.server.received(&self.net, e, &c);
                 // Nothing is written past a message in its bpage (each
-                // bpage is zeroed before it goes back).
-                if let Some(at) = self.server.written_past_end(&self.net, e, &c) {
+                // bpage is zeroed before it goes back), unless the card may
+                // have recycled it from an expired message since.
+                let expired = self.csr(rx_counters::BASE + rx_counters::INBOUND_EXPIRED);
+                let pages = PlainHost::bpages(&c);
+                let last = *pages.last().expect("a message has a bpage");
+                let clean = self.zeroed_at.get(&(e, last)).copied().unwrap_or(0) == expired;
+                if !clean {
+                    self.report.past_end_unchecked += 1;
+                } else if let Some(at) = self.server.written_past_end(&self.net, e, &c) {
                     let f = self.finding(
                         "DMA outside the message",
                         format!(
@@ -585,6 +617,9 @@ impl Harness {
                     self.report.findings.push(f);
                 }
                 self.server.zero(&mut self.net, e, &c);
+                for page in pages {
+                    self.zeroed_at.insert((e, page), expired);
+                }
                 self.server.give_back(&mut self.net, e, &c);
                 let id = host_abi::get(&c, completion::RPC_ID);
                 let real = e == 0
