@@ -52,6 +52,12 @@ fn a_request_for_our_address_gets_a_reply_and_others_do_not() {
 #[test]
 fn replies_go_out_between_data_frames() {
     let mut h = host("card_arp_between_frames");
+    // Timers slow enough that no nudge to the silent peer (RESEND after
+    // resend_ticks) joins the frames counted below.
+    h.card.csr_write(
+        homa_hw::regmap::timer::BASE + homa_hw::regmap::timer::TICK_NS,
+        100_000,
+    );
     let len = 20_000u32;
     h.card
         .memory_mut()
