@@ -2,6 +2,8 @@
 //! typed timeout error within the configured time, and the card holds
 //! nothing for it afterwards.
 
+mod support;
+
 use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex};
 
@@ -59,22 +61,7 @@ fn a_request_to_a_dead_peer_times_out_and_leaves_nothing_held() {
 fn a_response_cut_off_by_its_servers_death_fails_and_the_client_holds_nothing() {
     use homa_hw::regmap::{endpoint, grant};
     use homa_hw_sim::cable::CableFaults;
-    let network = Arc::new(Mutex::new(SimNetwork::new(
-        "dead_server",
-        2,
-        Default::default(),
-    )));
-    let nics: Vec<Nic> = (0..2)
-        .map(|i| {
-            let nic = Nic::open_sim(&network, i).unwrap();
-            nic.set_address(
-                [2, 0, 0, 0, 0, i as u8 + 1],
-                Ipv4Addr::new(10, 0, 0, i as u8 + 1),
-            )
-            .unwrap();
-            nic
-        })
-        .collect();
+    let (network, nics) = support::cards("dead_server", 2);
     let csr = |nic: &Nic, at: u32| nic.device().backend().csr_read(at).unwrap();
     let mut client = Endpoint::open(&nics[0], 1000).unwrap();
     let mut server = Endpoint::open(&nics[1], 99).unwrap();

@@ -4,28 +4,10 @@
 //! not new requests (at most once), however many other messages complete
 //! meanwhile.
 
-use std::net::Ipv4Addr;
-use std::sync::{Arc, Mutex};
+mod support;
 
-use homa_host::{Endpoint, Nic, Peer, SimNetwork};
+use homa_host::{Endpoint, Nic, Peer};
 use homa_hw::regmap::rx_counters;
-
-/// Two cards on one cable, addressed 10.0.0.1 and 10.0.0.2.
-fn two_cards(name: &str) -> (Arc<Mutex<SimNetwork>>, Vec<Nic>) {
-    let network = Arc::new(Mutex::new(SimNetwork::new(name, 2, Default::default())));
-    let nics = (0..2)
-        .map(|i| {
-            let nic = Nic::open_sim(&network, i).unwrap();
-            nic.set_address(
-                [2, 0, 0, 0, 0, i as u8 + 1],
-                Ipv4Addr::new(10, 0, 0, i as u8 + 1),
-            )
-            .unwrap();
-            nic
-        })
-        .collect();
-    (network, nics)
-}
 
 fn counter(nic: &Nic, at: u32) -> u32 {
     nic.device()
@@ -87,7 +69,7 @@ fn request_copy(nics: &[Nic], id: u64, byte: u8) -> Vec<u8> {
 
 #[test]
 fn a_request_in_service_is_not_run_again_by_a_late_copy() {
-    let (network, nics) = two_cards("recovery_slow_server");
+    let (network, nics) = support::cards("recovery_slow_server", 2);
     let mut client = Endpoint::open(&nics[0], 1000).unwrap();
     let mut other = Endpoint::open(&nics[0], 1001).unwrap();
     let mut server = Endpoint::open(&nics[1], 99).unwrap();

@@ -58,8 +58,8 @@
 //!             host-lib run and was taken out), hand the completion over,
 //!             remember its key. A request stays in the table, complete,
 //!             until the TX engine releases its response (SERVED_REMOVE
-//!             then REMOVEs it, between frames): a copy of it (its client,
-//!             hearing nothing, sends the first packet again) is then a
+//!             then REMOVEs it, between frames): a copy of it (a duplicate
+//!             from the network, a late retransmission) is then a
 //!             duplicate, not a new RPC, and refreshes its resend timer
 //!             entry (which asks for nothing: an empty range); without
 //!             either for timeout_ticks it expires, its slot freed and its
@@ -1467,8 +1467,8 @@ impl Logic for RxEngine {
             if self.k_covered.q.val() & !self.k_len_differs.q.val() {
                 self.duplicates_count.d.next = self.duplicates_count.q.val() + 1;
                 if self.r_prefix.q.val() == self.r_len.q.val() {
-                    // A copy of a request in service: its client is still
-                    // waiting, so the request is kept a while longer.
+                    // A copy of a request in service: it is kept a while
+                    // longer (its client may still be sending copies).
                     self.w_pending.d.next = true;
                     self.w_from.d.next = self.r_len.q.val();
                     self.w_to.d.next = self.r_len.q.val();
@@ -1600,9 +1600,8 @@ impl Logic for RxEngine {
                 self.state.d.next = self.st_remove.val();
                 if !self.fields.sender_id.val().get_bit(0) {
                     // A request stays until its response is released (the
-                    // TX engine says), so that a copy of it (a client that
-                    // heard nothing sends its first packet again) is a
-                    // duplicate, not a new RPC: at most once. Its resend
+                    // TX engine says), so that a copy of it is a duplicate,
+                    // not a new RPC: at most once. Its resend
                     // timer entry asks for nothing and expires it after
                     // timeout_ticks without a reply or a copy.
                     self.last_valid.d.next = false;

@@ -116,10 +116,9 @@
 //! before the client's RESEND reaches the server, the client's RX engine
 //! (which has no record of a response it never saw) ACKs it, the server
 //! lets go of the response and the request it answered, and the next copy
-//! is a new RPC (215 requests ran twice in the first 10,000 of a run of W3 RPCs at
-//! 10% loss). It
-//! needs the client to answer NEED_ACK only for RPCs the TX engine no
-//! longer holds, as HomaModule's client does.
+//! is a new RPC (215 of 10,000 W3 requests ran twice at 10% loss). It needs
+//! the client to answer NEED_ACK only for RPCs its TX engine no longer
+//! holds, as HomaModule's client does.
 
 use rust_hdl::prelude::*;
 

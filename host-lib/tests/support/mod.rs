@@ -1,0 +1,24 @@
+//! What the host library's tests share.
+
+use std::net::Ipv4Addr;
+use std::sync::{Arc, Mutex};
+
+use homa_host::{Nic, SimNetwork};
+
+/// `count` simulated cards on one network (a cable for two, the switch for
+/// more), card i at MAC 02:00:00:00:00:(i + 1) and 10.0.0.(i + 1).
+pub fn cards(name: &str, count: usize) -> (Arc<Mutex<SimNetwork>>, Vec<Nic>) {
+    let network = Arc::new(Mutex::new(SimNetwork::new(name, count, Default::default())));
+    let nics = (0..count)
+        .map(|i| {
+            let nic = Nic::open_sim(&network, i).unwrap();
+            nic.set_address(
+                [2, 0, 0, 0, 0, i as u8 + 1],
+                Ipv4Addr::new(10, 0, 0, i as u8 + 1),
+            )
+            .unwrap();
+            nic
+        })
+        .collect();
+    (network, nics)
+}
