@@ -3,11 +3,12 @@
 //! whose every frame decodes and is stamped cycle x 4 ns, and runs that
 //! repeat exactly.
 
-use std::net::Ipv4Addr;
+mod support;
+
 use std::sync::{Arc, Mutex};
 
 use homa_driver::sim::FrameEvent;
-use homa_host::{Endpoint, Nic, Peer, SimNetwork};
+use homa_host::{Endpoint, Peer, SimNetwork};
 use homa_wire::pcap::FrameReader;
 use homa_wire::Frame;
 
@@ -19,17 +20,7 @@ fn one_rpc_through_the_switch(capture: &std::path::Path) -> (Vec<(u64, Vec<u8>)>
         3,
         Default::default(),
     )));
-    let nics: Vec<Nic> = (0..3)
-        .map(|i| {
-            let nic = Nic::open_sim(&network, i).unwrap();
-            nic.set_address(
-                [2, 0, 0, 0, 0, i as u8 + 1],
-                Ipv4Addr::new(10, 0, 0, i as u8 + 1),
-            )
-            .unwrap();
-            nic
-        })
-        .collect();
+    let nics = support::open_nics(&network, 3);
     network.lock().unwrap().capture_to(capture).unwrap();
     network.lock().unwrap().log_frames(true);
     let mut client = Endpoint::open(&nics[0], 1000).unwrap();
@@ -106,17 +97,7 @@ fn megabyte_rpcs_through_host_lib_over_a_reordering_duplicating_cable() {
         seed: 3,
         ..Default::default()
     });
-    let nics: Vec<Nic> = (0..2)
-        .map(|i| {
-            let nic = Nic::open_sim(&network, i).unwrap();
-            nic.set_address(
-                [2, 0, 0, 0, 0, i as u8 + 1],
-                Ipv4Addr::new(10, 0, 0, i as u8 + 1),
-            )
-            .unwrap();
-            nic
-        })
-        .collect();
+    let nics = support::open_nics(&network, 2);
     let mut client = Endpoint::open_with_bpages(&nics[0], 1000, 64).unwrap();
     let mut server = Endpoint::open_with_bpages(&nics[1], 99, 64).unwrap();
     let to = Peer::new(nics[1].ip(), nics[1].mac(), 99);

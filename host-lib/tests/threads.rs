@@ -5,12 +5,13 @@
 //! fast-edged one: the same frames at the same cycles in the capture, the
 //! same frame log, the same messages delivered at the same cycles.
 
-use std::net::Ipv4Addr;
+mod support;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use homa_driver::sim::FrameEvent;
-use homa_host::{Endpoint, Nic, Peer, RpcId, SimNetwork};
+use homa_host::{Endpoint, Peer, RpcId, SimNetwork};
 
 /// Cycles the hosts let pass between polls: longer than the lookahead of
 /// a cable (250), so the threaded runs really run the cards apart.
@@ -37,17 +38,7 @@ fn run(count: usize, threads: usize, reference_edges: bool, pcap: &Path) -> Run 
             .set_reference_edges(reference_edges);
     }
     let network = Arc::new(Mutex::new(net));
-    let nics: Vec<Nic> = (0..count)
-        .map(|i| {
-            let nic = Nic::open_sim(&network, i).unwrap();
-            nic.set_address(
-                [2, 0, 0, 0, 0, i as u8 + 1],
-                Ipv4Addr::new(10, 0, 0, i as u8 + 1),
-            )
-            .unwrap();
-            nic
-        })
-        .collect();
+    let nics = support::open_nics(&network, count);
     network.lock().unwrap().capture_to(pcap).unwrap();
     network.lock().unwrap().log_frames(true);
     // A server port per card, so a request the switch floods finds no

@@ -6,12 +6,20 @@ use std::sync::{Arc, Mutex};
 use homa_host::{Nic, SimNetwork};
 
 /// `count` simulated cards on one network (a cable for two, the switch for
-/// more), card i at MAC 02:00:00:00:00:(i + 1) and 10.0.0.(i + 1).
+/// more), opened as `open_nics` does.
+#[allow(dead_code)] // (not every test binary uses both)
 pub fn cards(name: &str, count: usize) -> (Arc<Mutex<SimNetwork>>, Vec<Nic>) {
     let network = Arc::new(Mutex::new(SimNetwork::new(name, count, Default::default())));
-    let nics = (0..count)
+    let nics = open_nics(&network, count);
+    (network, nics)
+}
+
+/// The first `count` cards of `network` opened, card i at MAC
+/// 02:00:00:00:00:(i + 1) and 10.0.0.(i + 1).
+pub fn open_nics(network: &Arc<Mutex<SimNetwork>>, count: usize) -> Vec<Nic> {
+    (0..count)
         .map(|i| {
-            let nic = Nic::open_sim(&network, i).unwrap();
+            let nic = Nic::open_sim(network, i).unwrap();
             nic.set_address(
                 [2, 0, 0, 0, 0, i as u8 + 1],
                 Ipv4Addr::new(10, 0, 0, i as u8 + 1),
@@ -19,6 +27,5 @@ pub fn cards(name: &str, count: usize) -> (Arc<Mutex<SimNetwork>>, Vec<Nic>) {
             .unwrap();
             nic
         })
-        .collect();
-    (network, nics)
+        .collect()
 }

@@ -447,6 +447,7 @@ pub struct RxEngine {
     /// The page-list entries of the packet's first and last byte.
     page_addr_first: Signal<Local, Bits<PAGE_ADDR_BITS>>,
     page_addr_last: Signal<Local, Bits<PAGE_ADDR_BITS>>,
+    list_addr: Signal<Local, Bits<PAGE_ADDR_BITS>>,
     /// MERGE: a gap range is free (scanning in order).
     seen_free: Signal<Local, bool>,
     /// MERGE: the packet touches nothing: it needs a gap range of its own.
@@ -730,6 +731,7 @@ impl Default for RxEngine {
             isolated: Default::default(),
             page_addr_first: Default::default(),
             page_addr_last: Default::default(),
+            list_addr: Default::default(),
             merge_drop: Default::default(),
             new_gap: Default::default(),
             record_out: Default::default(),
@@ -1051,6 +1053,10 @@ impl Logic for RxEngine {
         self.page_addr_last.next = (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val()) << 4)
             | bit_cast::<PAGE_ADDR_BITS, 4>(self.p_last.val().get_bits::<4>(16));
         self.pages.read_address.next = self.page_addr_first.val();
+        // Entry `cpl_index` of the slot's page list (walked to complete a
+        // message, and to give an expired one's bpages back).
+        self.list_addr.next = (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val()) << 4)
+            | bit_cast::<PAGE_ADDR_BITS, 4>(self.cpl_index.q.val().get_bits::<4>(0));
         self.bpage_pop.next = false;
 
         // ---- sender events ----
@@ -1562,9 +1568,7 @@ impl Logic for RxEngine {
             }
         } else if self.state.q.val() == self.st_cpl_pages.val() {
             // Read list entry `cpl_index`; take entry `cpl_index - 1`.
-            self.pages.read_address.next =
-                (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val()) << 4)
-                    | bit_cast::<PAGE_ADDR_BITS, 4>(self.cpl_index.q.val().get_bits::<4>(0));
+            self.pages.read_address.next = self.list_addr.val();
             self.cpl_index.d.next = self.cpl_index.q.val() + 1;
             if self.cpl_index.q.val() == 1 {
                 self.first_page.d.next = self.pages.read_data.val();
@@ -1666,15 +1670,11 @@ impl Logic for RxEngine {
             }
         } else if self.state.q.val() == self.st_exp_page.val() {
             // Read page-list entry `cpl_index`.
-            self.pages.read_address.next =
-                (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val()) << 4)
-                    | bit_cast::<PAGE_ADDR_BITS, 4>(self.cpl_index.q.val().get_bits::<4>(0));
+            self.pages.read_address.next = self.list_addr.val();
             self.state.d.next = self.st_exp_push.val();
         } else if self.state.q.val() == self.st_exp_push.val() {
             // Push it back (the address held while the pool is busy).
-            self.pages.read_address.next =
-                (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val()) << 4)
-                    | bit_cast::<PAGE_ADDR_BITS, 4>(self.cpl_index.q.val().get_bits::<4>(0));
+            self.pages.read_address.next = self.list_addr.val();
             self.m_bpage_return_valid.next = self.gone_open.q.val();
             if self.m_bpage_return_ready.val() | !self.gone_open.q.val() {
                 self.cpl_index.d.next = self.cpl_index.q.val() + 1;
