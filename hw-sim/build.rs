@@ -278,8 +278,15 @@ fn build_model(dir: &Path, name: &str, verilog: &str, waivers: &Path, ports: &[P
         cpp_bindings(name, ports, edge.as_deref()),
     )
     .unwrap();
+    let mut make = Command::new("make");
+    // The model's C++ files (Verilator splits a big design into dozens)
+    // compile in parallel on cargo's jobserver: as many at once as cargo
+    // has jobs free, never more (homa_core: 34 files, most of the build).
+    if let Ok(flags) = std::env::var("CARGO_MAKEFLAGS") {
+        make.env("MAKEFLAGS", flags);
+    }
     run(
-        Command::new("make").current_dir(&tmp).args([
+        make.current_dir(&tmp).args([
             "-s",
             "-f",
             &format!("V{name}.mk"),

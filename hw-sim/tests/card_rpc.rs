@@ -289,6 +289,11 @@ fn run_echoes(pair: &mut Pair, count: usize, limit: u64) -> (BTreeMap<u64, Vec<u
         for c in pair.client.poll(0) {
             if host_abi::get(&c, completion::KIND) as u8 == completion::kind::RESPONSE_RECEIVED {
                 let id = host_abi::get(&c, completion::RPC_ID);
+                if host_abi::get(&c, completion::STATUS) != completion::status::OK as u64 {
+                    // Failed (the card gave up): no message, not an echo.
+                    eprintln!("RPC {id} failed at cycle {cycles}");
+                    continue;
+                }
                 let bytes = pair.client.received(0, &c);
                 pair.client.give_back(0, &c);
                 assert!(got.insert(id, bytes).is_none(), "RPC {id} completed twice");

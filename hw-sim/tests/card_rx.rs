@@ -792,3 +792,62 @@ fn a_slow_sender_within_the_timeout_never_expires() {
     );
     assert_eq!(counter(&mut h, rx_counters::INBOUND_EXPIRED), 0);
 }
+
+#[test]
+fn a_lost_grant_is_asked_for_again_with_a_resend_up_to_what_was_granted() {
+    use homa_hw::regmap::timer;
+    let mut h = TestHost::new("card_rx_lost_grant", [2, 0, 0, 0, 0, 2], 0x0a00_0002, &[99]);
+    h.card.csr_write(timer::BASE + timer::TICK_NS, 4_000);
+    h.card.csr_write(timer::BASE + timer::RESEND_TICKS, 2);
+    h.card.csr_write(timer::BASE + timer::RESEND_INTERVAL, 3);
+    let fill = |i: usize| (i % 13) as u8;
+    // A 100,000-byte message: its sender sends the unscheduled 40,000 bytes
+    // (its DATA says `incoming` 40,000) and waits for GRANTs.
+    let (len, unscheduled) = (100_000usize, 40_000usize);
+    for offset in (0..unscheduled).step_by(PAYLOAD) {
+        let mut f = Frame::decode(&packet_at(0x7101, len, offset, fill)).unwrap();
+        let Body::Data(d) = &mut f.homa.body else {
+            unreachable!()
+        };
+        d.payload
+            .truncate(unscheduled.min(offset + PAYLOAD) - offset);
+        d.incoming = unscheduled as u32;
+        h.card.receive(&f.encode().unwrap());
+    }
+    // The card grants the rest; every GRANT is lost on the way.
+    let sent = |h: &mut TestHost, cycles: u64| -> Vec<Frame> {
+        completions(h, cycles);
+        h.card
+            .take_transmitted()
+            .iter()
+            .map(|t| Frame::decode(&t.bytes).unwrap())
+            .collect()
+    };
+    let granted = sent(&mut h, 3_000)
+        .iter()
+        .filter_map(|f| match f.homa.body {
+            Body::Grant(g) => Some(g.offset),
+            _ => None,
+        })
+        .max()
+        .expect("the card granted");
+    assert!(granted as usize > unscheduled);
+    // All the sender said it may send is in, but not all the card granted:
+    // after the silence, a RESEND for [40,000, granted). The sender takes
+    // it as the lost GRANT (HomaModule's rule); without it, it would wait
+    // for ever.
+    let sweeps = |h: &mut TestHost| h.card.csr_read(timer::BASE + timer::SWEEPS);
+    let start = sweeps(&mut h);
+    let mut asked = Vec::new();
+    while sweeps(&mut h) < start + 4 && asked.is_empty() {
+        for f in sent(&mut h, 1_000) {
+            if let Body::Resend(r) = f.homa.body {
+                asked.push((r.offset, r.length));
+            }
+        }
+    }
+    assert_eq!(
+        asked,
+        vec![(unscheduled as u32, granted - unscheduled as u32)]
+    );
+}

@@ -517,7 +517,7 @@ fn a_long_message_sends_its_unscheduled_bytes_then_only_what_is_granted() {
     let mut card = card("card_tx_grants", 1);
     let mut rng = ChaCha8Rng::seed_from_u64(5);
     let len = 100_000;
-    let msg = random_message(&mut rng, 0, 0, len);
+    let msg = random_message(&mut rng, 0, 2, len);
     post(&mut card, 0, &msg);
     card.csr_write(endpoint::base(0) + endpoint::TX_PRODUCER, 1);
     card.run(20_000);
@@ -561,6 +561,32 @@ fn a_long_message_sends_its_unscheduled_bytes_then_only_what_is_granted() {
         card.csr_read(rx_counters::BASE + rx_counters::GRANTS_UNKNOWN),
         1
     );
+}
+
+#[test]
+fn a_resend_past_the_grant_is_taken_as_a_lost_grant() {
+    let mut card = card("card_tx_lost_grant", 1);
+    let mut rng = ChaCha8Rng::seed_from_u64(6);
+    let len = 100_000;
+    let msg = random_message(&mut rng, 0, 0, len);
+    post(&mut card, 0, &msg);
+    card.csr_write(endpoint::base(0) + endpoint::TX_PRODUCER, 1);
+    card.run(20_000);
+    assert_eq!(
+        data_frames(&mut card).iter().map(|f| f.1).sum::<usize>(),
+        UNSCHED_BYTES as usize
+    );
+    // No GRANT reached us, but the receiver asks for [40,000, 70,000): it
+    // must have granted that much (HomaModule's rule), so it goes, once.
+    card.receive(&resend_frame(&msg, UNSCHED_BYTES, 30_000));
+    card.run(20_000);
+    let sent = data_frames(&mut card);
+    assert_eq!(sent.first().map(|f| f.0), Some(UNSCHED_BYTES));
+    assert_eq!(sent.iter().map(|f| f.1).sum::<usize>(), 30_000);
+    // "Everything sent" grants nothing more.
+    card.receive(&resend_frame(&msg, 70_000, u32::MAX));
+    card.run(10_000);
+    assert!(data_frames(&mut card).is_empty());
 }
 
 /// A CUTOFFS packet from `msg`'s peer.
@@ -745,7 +771,7 @@ fn a_resend_gets_the_range_again_and_an_ack_releases_the_message() {
     let mut card = card("card_tx_resend", 1);
     let mut rng = ChaCha8Rng::seed_from_u64(9);
     let len = 10_000;
-    let msg = random_message(&mut rng, 0, 0, len);
+    let msg = random_message(&mut rng, 0, 2, len);
     post(&mut card, 0, &msg);
     card.csr_write(endpoint::base(0) + endpoint::TX_PRODUCER, 1);
     card.run(10_000);
@@ -789,10 +815,25 @@ fn a_resend_gets_the_range_again_and_an_ack_releases_the_message() {
     let cpl = completions(&card, 0, 1)[0];
     assert_eq!(host_abi::get(&cpl, completion::COOKIE), msg.cookie);
     assert_eq!(host_abi::get(&cpl, completion::STATUS), 0);
+    // (It is answered RPC_UNKNOWN: the card has no trace of the RPC.)
     card.receive(&resend_frame(&msg, 0, seg));
     card.run(5_000);
-    assert!(data_payloads(&mut card).is_empty());
+    let answers: Vec<Frame> = card
+        .take_transmitted()
+        .iter()
+        .map(|f| Frame::decode(&f.bytes).unwrap())
+        .collect();
+    assert_eq!(answers.len(), 1);
+    assert!(matches!(answers[0].homa.body, Body::RpcUnknown));
+    assert_eq!(u32::from(answers[0].ip.dst), msg.peer_ip);
+    assert_eq!(answers[0].eth.dst.0, msg.peer_mac);
+    assert_eq!(
+        (answers[0].homa.common.sport, answers[0].homa.common.dport),
+        (1000 + msg.endpoint as u16, msg.peer_port)
+    );
+    assert_eq!(answers[0].homa.common.sender_id, msg.rpc_id);
     assert_eq!(counter(&mut card, rx_counters::RESENDS_UNKNOWN), 1);
+    assert_eq!(counter(&mut card, rx_counters::RPC_UNKNOWNS_SENT), 1);
     assert_eq!(counter(&mut card, rx_counters::RESENDS_RECEIVED), 3);
     assert_eq!(counter(&mut card, rx_counters::ACKS_RECEIVED), 1);
     assert_eq!(cpl_producer(&mut card), 1, "one completion per message");

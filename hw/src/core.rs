@@ -353,6 +353,8 @@ impl Logic for HomaCore {
         self.rx_counters.receiver[0].next = self.rx_engine.inbound_expired.val();
         self.rx_counters.receiver[1].next =
             bit_cast::<32, OCCUPANCY_BITS>(self.rpc_table.occupancy.val());
+        self.rx_counters.receiver[2].next = self.control_sender.busys_sent.val();
+        self.rx_counters.receiver[3].next = self.control_sender.unknowns_sent.val();
         self.arp.clock.next = self.clock.val();
         self.arp.reset.next = self.reset.val();
         self.arp.s_axis_tdata.next = self.s_axis_rx_tdata.val();
@@ -461,6 +463,14 @@ impl Logic for HomaCore {
         self.resend_timer.s_watch_live.next = self.rx_engine.m_watch_live.val();
         self.resend_timer.s_watch_from.next = self.rx_engine.m_watch_from.val();
         self.resend_timer.s_watch_to.next = self.rx_engine.m_watch_to.val();
+        self.resend_timer.s_watch_open.next = self.rx_engine.m_watch_open.val();
+        self.resend_timer.s_watch_new.next = self.rx_engine.m_watch_new.val();
+        // Every GRANT the control sender takes: what we granted, per slot.
+        self.resend_timer.s_grant_valid.next =
+            self.grant_scheduler.m_grant_valid.val() & self.control_sender.s_grant_ready.val();
+        self.resend_timer.s_grant_slot.next =
+            bit_cast::<SLOT_BITS, SCHED_SLOT_BITS>(self.grant_scheduler.m_grant_slot.val());
+        self.resend_timer.s_grant_offset.next = self.grant_scheduler.m_grant_offset.val();
         self.resend_timer.cfg_timeout_ticks.next = self.timer_csr.timeout_ticks.val();
         // A RESEND goes to the control sender, an expiry to the RX engine.
         self.control_sender.s_resend_valid.next =
@@ -516,13 +526,16 @@ impl Logic for HomaCore {
         self.tx_engine.s_event_offset.next = self.rx_engine.m_sender_offset.val();
         self.tx_engine.s_event_length.next = self.rx_engine.m_sender_length.val();
         self.tx_engine.s_event_priority.next = self.rx_engine.m_sender_priority.val();
+        self.tx_engine.s_event_mac.next = self.rx_engine.m_sender_mac.val();
+        self.tx_engine.s_event_port.next = self.rx_engine.m_sender_port.val();
+        self.tx_engine.s_event_known.next = self.rx_engine.m_sender_known.val();
         self.tx_engine.tick.next = self.timer_csr.tick.val();
         self.tx_engine.cfg_timeout_ticks.next = self.timer_csr.timeout_ticks.val();
         self.tx_engine.cfg_resend_ticks.next = self.timer_csr.resend_ticks.val();
         self.tx_engine.cfg_resend_interval.next = self.timer_csr.resend_interval.val();
         self.control_sender.s_nudge_valid.next = self.tx_engine.m_nudge_valid.val();
         self.tx_engine.m_nudge_ready.next = self.control_sender.s_nudge_ready.val();
-        self.control_sender.s_nudge_need_ack.next = self.tx_engine.m_nudge_need_ack.val();
+        self.control_sender.s_nudge_kind.next = self.tx_engine.m_nudge_kind.val();
         self.control_sender.s_nudge_mac.next = self.tx_engine.m_nudge_mac.val();
         self.control_sender.s_nudge_ip.next = self.tx_engine.m_nudge_ip.val();
         self.control_sender.s_nudge_peer_port.next = self.tx_engine.m_nudge_peer_port.val();

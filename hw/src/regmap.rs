@@ -79,8 +79,9 @@ pub mod rx_counters {
     /// kind from 0x68. 1.3: CUTOFFS sent, acks in DATA, bad doorbells from 0x88.
     /// 1.4: DATA_ACCEPTED (0x98). 1.5: RESENDs and ACKs served (no longer
     /// in 0x4c), sender events dropped at 0x78, the sender's counters from
-    /// 0x9c.
-    pub const VERSION: u32 = 0x0001_0006;
+    /// 0x9c. 1.6: the receiver's from 0xbc. 1.7: BUSYs and RPC_UNKNOWNs
+    /// sent (0xc4, 0xc8); ACKS_SENT counts the TX engine's answers too.
+    pub const VERSION: u32 = 0x0001_0007;
     /// Counter of verdict v (0 = accepted, else the drop reason) is at
     /// `FIRST_COUNTER + 4 v`; 32 bits, wrapping.
     pub const FIRST_COUNTER: u32 = 0x0c;
@@ -118,9 +119,11 @@ pub mod rx_counters {
     pub const SENDER_EVENTS_DROPPED: u32 = 0x78;
     /// NEED_ACKs received for an open port.
     pub const NEED_ACKS_RECEIVED: u32 = 0x7c;
-    /// ACKs sent in answer (the RPC was not, or no longer, in progress).
+    /// ACKs sent: for each response completed, and in answer to a NEED_ACK
+    /// for an RPC the card no longer has.
     pub const ACKS_SENT: u32 = 0x80;
-    /// NEED_ACKs not answered: another was waiting for its ACK.
+    /// ACKs of responses completed not sent: another was waiting to go (the
+    /// server asks again with NEED_ACK).
     pub const ACKS_DROPPED: u32 = 0x84;
     /// CUTOFFS sent to peers whose DATA carried another cutoff version.
     pub const CUTOFFS_SENT: u32 = 0x88;
@@ -140,7 +143,8 @@ pub mod rx_counters {
     pub const RESENDS_RECEIVED: u32 = 0x9c;
     /// ACK packets received.
     pub const ACKS_RECEIVED: u32 = 0xa0;
-    /// RESENDs for no outbound message here (released, or not ours).
+    /// RESENDs for no outbound message here (released, or not ours): each
+    /// answered with BUSY or RPC_UNKNOWN.
     pub const RESENDS_UNKNOWN: u32 = 0xa4;
     /// DATA packets sent again (RESEND served).
     pub const PACKETS_RETRANSMITTED: u32 = 0xa8;
@@ -163,8 +167,20 @@ pub mod rx_counters {
     /// delivered whose response is not yet released. A level, not a count;
     /// 0 when all is settled.
     pub const RX_MESSAGES_HELD: u32 = 0xc0;
-    /// The receiver's counters (after the sender's) in address order.
-    pub const RECEIVER_COUNTERS: [u32; 2] = [INBOUND_EXPIRED, RX_MESSAGES_HELD];
+    /// BUSYs sent: a client asked for a response the host has not posted
+    /// yet (its request is here, in service), so the client keeps waiting.
+    pub const BUSYS_SENT: u32 = 0xc4;
+    /// RPC_UNKNOWNs sent: a RESEND for an RPC the card has no trace of (its
+    /// client restarts a request, its server forgets a response).
+    pub const RPC_UNKNOWNS_SENT: u32 = 0xc8;
+    /// The counters after the sender's (the receiver's state, and answers to
+    /// RESENDs) in address order.
+    pub const RECEIVER_COUNTERS: [u32; 4] = [
+        INBOUND_EXPIRED,
+        RX_MESSAGES_HELD,
+        BUSYS_SENT,
+        RPC_UNKNOWNS_SENT,
+    ];
     /// The sender's counters (after DATA_ACCEPTED) in address order.
     pub const SENDER_COUNTERS: [u32; 8] = [
         RESENDS_RECEIVED,

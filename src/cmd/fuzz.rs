@@ -82,8 +82,8 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<()> {
             .collect();
         println!("  RX engine: {}", engine.join(", "));
         println!(
-            "  real RPCs completed, each echo checked byte for byte: {}; forged messages the card delivered: {}; checkpoints: {}",
-            report.rpcs_completed, report.forged_messages_delivered, report.checkpoints
+            "  real RPCs completed, each echo checked byte for byte: {}; ended by frames forged at them (failed with an error): {}; requests run again after forgeries ended them: {}; forged messages the card delivered: {}; checkpoints: {}",
+            report.rpcs_completed, report.rpcs_ended_by_forgeries, report.requests_rerun_after_forgeries, report.forged_messages_delivered, report.checkpoints
         );
         println!(
             "  inbound messages expired unfinished: {} ({} of them forged responses, failed to the host); deliveries into a bpage such an expiry may have recycled (not checked for stray writes): {}",

@@ -105,7 +105,7 @@ pub struct WireArgs {
     /// Capture every frame sent and received into this pcap file (timestamps: card cycle x 4 ns).
     #[arg(long)]
     pub pcap: Option<PathBuf>,
-    /// Drop this fraction (0.0-1.0) of the frames received, before the card sees them (a lossy link; the card does not retransmit yet, so an RPC that loses one stays unfinished).
+    /// Drop this fraction (0.0-1.0) of the frames received, before the card sees them (a lossy link: the card's RESENDs and timers recover, as over a lossy cable).
     #[arg(long, default_value_t = 0.0)]
     pub loss: f64,
     /// Seed of the --loss draws.

@@ -12,6 +12,10 @@
 //!    card sent GRANTs, no DATA it sent went past what the guest granted (or
 //!    the unscheduled bytes), and its grants never had more than max_incoming
 //!    bytes granted and not received.
+//! 4. All of it again with the card dropping `LOSS` of the frames it receives
+//!    (`--loss`): the guest's requests and responses lose datagrams, the
+//!    card's RESENDs recover them, and the card acks every response it
+//!    completes (so HomaModule's server frees the RPC).
 //!
 //! Needs qemu-system-x86_64, busybox-static, `target/homa-vm` from
 //! `testbench/vm/fetch-homa.sh` (the guest kernel and homa.ko) and the release
@@ -66,6 +70,8 @@ const MAX_INCOMING: u64 = 400_000;
 const LINK_MBPS: u32 = 25_000;
 /// Boot, both directions and shutdown; a run takes about a minute or two.
 const TIMEOUT: Duration = Duration::from_secs(600);
+/// The share of received frames the card drops in the lossy exchange.
+const LOSS: f64 = 0.02;
 
 fn homa_vm_dir() -> PathBuf {
     std::env::var_os("HOMA_VM_DIR").map_or_else(
@@ -332,11 +338,69 @@ fn kernel_homa_in_a_vm_and_the_card_exchange_megabyte_rpcs_with_grants() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(LINK_MBPS);
     note(&format!("guest's HomaModule link_mbps {link_mbps}"));
+    let setup = Setup {
+        qemu,
+        busybox,
+        dir,
+        card,
+        link_mbps,
+    };
+    // Clean, then with the card dropping a share of what it receives: the
+    // guest's DATA to the card's server and its responses to the card's
+    // client lose datagrams, which the card's RESENDs recover, and the card
+    // acks every response it completes so HomaModule's server frees it.
+    exchange(&setup, "clean", 0.0);
+    let lossy = exchange(&setup, "lossy", LOSS);
+    for (what, c) in [("card as server", &lossy.0), ("card as client", &lossy.1)] {
+        assert!(
+            c.counts.get("card RESEND").copied().unwrap_or(0) > 0,
+            "{what}: with --loss {LOSS} the card sent no RESEND: {}",
+            c.summary()
+        );
+    }
+    let acks = lossy.1.counts.get("card ACK").copied().unwrap_or(0);
+    assert!(
+        acks >= SIZES.len() as u64,
+        "the card acked {acks} of the guest's {} responses: {}",
+        SIZES.len(),
+        lossy.1.summary()
+    );
+}
+
+/// What the test runs with, found once.
+struct Setup {
+    qemu: PathBuf,
+    busybox: PathBuf,
+    dir: PathBuf,
+    card: PathBuf,
+    link_mbps: u32,
+}
+
+/// One boot of the guest: its client against the card's server, then the
+/// card's client against its server, the card dropping `loss` of the frames
+/// it receives; every RPC must complete intact and both captures obey
+/// HomaModule's rules. Returns the captures' checks (card as server, card as
+/// client).
+fn exchange(setup: &Setup, label: &str, loss: f64) -> (CaptureCheck, CaptureCheck) {
+    let Setup {
+        qemu,
+        busybox,
+        dir,
+        card,
+        link_mbps,
+    } = setup;
+    let (qemu, busybox, dir, card, link_mbps) = (qemu, busybox, dir, card, *link_mbps);
+    note(&format!(
+        "{label}: the card drops {loss} of the frames it receives"
+    ));
+
     let started = Instant::now();
     let sizes: Vec<String> = SIZES.iter().map(|s| s.to_string()).collect();
     let sizes = sizes.join(",");
     // Kept after the run (the captures explain a failure): target/homa-vm-run.
-    let work_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/homa-vm-run");
+    let work_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/homa-vm-run")
+        .join(label);
     let _ = std::fs::remove_dir_all(&work_dir);
     std::fs::create_dir_all(&work_dir).unwrap();
     let work_dir = work_dir.canonicalize().unwrap();
@@ -366,6 +430,7 @@ fn kernel_homa_in_a_vm_and_the_card_exchange_megabyte_rpcs_with_grants() {
         ])
         .args(["--max-rpcs", &SIZES.len().to_string(), "--json", "--pcap"])
         .arg(&server_pcap)
+        .args(["--loss", &loss.to_string()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -438,6 +503,7 @@ fn kernel_homa_in_a_vm_and_the_card_exchange_megabyte_rpcs_with_grants() {
         .args(["--to", &format!("{GUEST_IP}:{HOMA_PORT}"), "--size", &sizes])
         .args(["--timeout-s", "300", "--json", "--pcap"])
         .arg(&client_pcap)
+        .args(["--loss", &loss.to_string()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -475,10 +541,10 @@ fn kernel_homa_in_a_vm_and_the_card_exchange_megabyte_rpcs_with_grants() {
     }
     let as_server = CaptureCheck::read(&server_pcap);
     let as_client = CaptureCheck::read(&client_pcap);
-    note(&format!("card as server: {}", as_server.summary()));
-    note(&format!("card as client: {}", as_client.summary()));
+    note(&format!("{label}: card as server: {}", as_server.summary()));
+    note(&format!("{label}: card as client: {}", as_client.summary()));
     note(&format!(
-        "guest client done {:.1} s after QEMU started; card client's {} RPCs {:.1} s; whole test {:.1} s",
+        "{label}: guest client done {:.1} s after QEMU started; card client's {} RPCs {:.1} s; whole test {:.1} s",
         client_done.as_secs_f64(),
         SIZES.len(),
         rpc_wall.as_secs_f64(),
@@ -512,4 +578,5 @@ fn kernel_homa_in_a_vm_and_the_card_exchange_megabyte_rpcs_with_grants() {
             c.summary()
         );
     }
+    (as_server, as_client)
 }

@@ -13,22 +13,29 @@
 //!   DECIDE    control packets: GRANT, RESEND and ACK go to the TX engine
 //!             (which owns outbound messages) as sender events; a NEED_ACK
 //!             is looked up and, unless its RPC is still here (its response
-//!             not all in), answered with an ACK (the control sender builds
-//!             it); CUTOFFS go to the sender side (the peer's cutoffs set its
+//!             not all in), goes to the TX engine too, which answers it with
+//!             an ACK unless it still holds the request (no packet of the
+//!             response has come: HomaModule's client, too, acks only an RPC
+//!             it no longer has); CUTOFFS go to the sender side (the peer's cutoffs set its
 //!             unscheduled priority); the rest (BUSY, RPC_UNKNOWN, FREEZE)
-//!             are counted together, and a BUSY goes to the TX engine too
-//!             (the server is alive). A DATA packet's ack field, when set,
-//!             goes to the TX engine too (the server's response it names is
-//!             done with).
+//!             are counted together, and BUSY (the server is alive) and
+//!             RPC_UNKNOWN (the peer has no such RPC) go to the TX engine
+//!             too. A DATA packet's ack field, when set, goes to the TX
+//!             engine too (the server's response it names is done with).
 //!             DATA: an open endpoint's port, a message of 1 to 1,000,000
-//!             bytes, payload inside it; and not a late copy of a message
-//!             completed in the last `RECENT` (its key is remembered: without
-//!             this, the copy would open a new RPC that never completes).
+//!             bytes, payload inside it; and not a late copy of one of the
+//!             last `RECENT` messages to leave the table complete (a
+//!             response when it completes, a request when its response is
+//!             released: see COMPLETE): their keys are remembered, else the
+//!             copy would open a new RPC (a response that never completes, a
+//!             request run twice).
 //!             A packet of the RPC whose packet came last goes straight on
 //!             to CLASSIFY: its slot and record are still in registers.
 //!   LOOKUP    INSERT the RPC (peer IP, peer port, local port, local id =
 //!             sender_id ^ 1) in the RPC table: its slot, new or found; the
-//!             state RAM reads the slot as the answer comes.
+//!             state RAM reads the slot as the answer comes. (A NEED_ACK or
+//!             RESEND is only looked up; a RESEND for a request delivered
+//!             here, in service, refreshes its resend timer entry: REFRESH.)
 //!   STATE     the slot's record. A new message takes its bpages now, all
 //!             ceil(length / 64 KiB) of them (ALLOC, two cycles each; if the
 //!             pool has fewer, the packet is dropped and the RPC forgotten),
@@ -128,7 +135,8 @@ pub const PAYLOAD_START: u64 = (HOMA_OFFSET + data::HEADER_LEN) as u64;
 pub const MAX_MESSAGE_BYTES: u32 = 1_000_000;
 /// Gap ranges a message's record holds beyond its prefix.
 pub const GAPS: usize = 4;
-/// Keys of recently completed messages remembered (late duplicates).
+/// Keys of the messages that left the table complete last, remembered (late
+/// duplicates).
 pub const RECENT: usize = 8;
 /// Bits of a byte offset or count within a message.
 pub const LEN_BITS: usize = 20;
@@ -168,6 +176,7 @@ mod state {
     pub const EXP_CPL: u64 = 23;
     pub const SERVED_REMOVE: u64 = 24;
     pub const SERVED_WAIT: u64 = 25;
+    pub const REFRESH: u64 = 26;
 }
 
 fn c5(v: u64) -> Constant<Bits<5>> {
@@ -256,12 +265,19 @@ pub struct RxEngine {
     /// names the kinds): the outbound message's key there (peer IP, 0, local
     /// port, local id) and a GRANT's or RESEND's fields.
     pub m_sender_valid: Signal<Out, bool>,
-    pub m_sender_kind: Signal<Out, Bits<2>>,
+    pub m_sender_kind: Signal<Out, Bits<3>>,
     pub m_sender_key: Signal<Out, Bits<KEY_BITS>>,
     pub m_sender_offset: Signal<Out, Bits<32>>,
     pub m_sender_length: Signal<Out, Bits<32>>,
     pub m_sender_priority: Signal<Out, Bits<3>>,
-    /// Answer a NEED_ACK with an ACK (a strobe): the server and our RPC id.
+    /// The packet's sender, for an answer (an ACK, an RPC_UNKNOWN).
+    pub m_sender_mac: Signal<Out, Bits<48>>,
+    pub m_sender_port: Signal<Out, Bits<16>>,
+    /// With a RESEND: this engine holds the RPC (a request coming in or
+    /// in service, a response coming in).
+    pub m_sender_known: Signal<Out, bool>,
+    /// Send the server of a response just completed an ACK (a strobe): the
+    /// server and our RPC id.
     pub m_ack_valid: Signal<Out, bool>,
     pub m_ack_mac: Signal<Out, Bits<48>>,
     pub m_ack_ip: Signal<Out, Bits<32>>,
@@ -287,6 +303,10 @@ pub struct RxEngine {
     pub m_watch_live: Signal<Out, bool>,
     pub m_watch_from: Signal<Out, Bits<LEN_BITS>>,
     pub m_watch_to: Signal<Out, Bits<LEN_BITS>>,
+    /// The range ends at the sender's `incoming` (no gap), and the write is
+    /// a new message's first (see `resend_timer`: lost GRANTs).
+    pub m_watch_open: Signal<Out, bool>,
+    pub m_watch_new: Signal<Out, bool>,
     /// A new inbound message's peer, for the GRANTs sent to it (a write
     /// strobe: one cycle, no back-pressure); `m_peer_stale_cutoffs`: its
     /// DATA carries another cutoff version than ours (send it CUTOFFS).
@@ -376,7 +396,8 @@ pub struct RxEngine {
     last_key: DFF<Bits<KEY_BITS>>,
     last_valid: DFF<bool>,
     same_rpc: Signal<Local, bool>,
-    /// Keys of the last `RECENT` completed messages, and where the next goes.
+    /// Keys of the last `RECENT` messages to leave the table complete, and
+    /// where the next goes.
     recent: [DFF<Bits<KEY_BITS>>; RECENT],
     recent_valid: [DFF<bool>; RECENT],
     recent_next: DFF<Bits<3>>,
@@ -388,17 +409,24 @@ pub struct RxEngine {
     /// the one a DATA packet's ack field names.
     sender_key: Signal<Local, Bits<KEY_BITS>>,
     ack_key: Signal<Local, Bits<KEY_BITS>>,
-    ev_grant: Constant<Bits<2>>,
-    ev_resend: Constant<Bits<2>>,
-    ev_acked: Constant<Bits<2>>,
-    ev_busy: Constant<Bits<2>>,
+    ev_grant: Constant<Bits<3>>,
+    ev_resend: Constant<Bits<3>>,
+    ev_acked: Constant<Bits<3>>,
+    ev_begun: Constant<Bits<3>>,
+    ev_busy: Constant<Bits<3>>,
+    ev_need_ack: Constant<Bits<3>>,
+    ev_unknown: Constant<Bits<3>>,
     type_busy: Constant<Bits<8>>,
+    type_rpc_unknown: Constant<Bits<8>>,
     type_resend: Constant<Bits<8>>,
     type_ack: Constant<Bits<8>>,
     cutoffs_count: DFF<Bits<32>>,
     need_acks_count: DFF<Bits<32>>,
-    /// The frame is a NEED_ACK being looked up.
+    /// The frame is a NEED_ACK being looked up; a RESEND being looked up.
     need_ack: DFF<bool>,
+    resend: DFF<bool>,
+    /// The slot a RESEND found (REFRESH).
+    resend_slot: DFF<Bits<SLOT_BITS>>,
     other_control_count: DFF<Bits<32>>,
     drop_no_endpoint_count: DFF<Bits<32>>,
     drop_rpc_full_count: DFF<Bits<32>>,
@@ -430,6 +458,9 @@ pub struct RxEngine {
     pick_ep: Signal<Local, Bits<2>>,
     key: Signal<Local, Bits<KEY_BITS>>,
     recent_hit: Signal<Local, bool>,
+    /// Remember this key now (a message leaving the table, complete).
+    recent_push: Signal<Local, bool>,
+    recent_push_key: Signal<Local, Bits<KEY_BITS>>,
     /// The packet: offset, end, length (of the message), all 20 bits.
     p_off: Signal<Local, Bits<LEN_BITS>>,
     p_end: Signal<Local, Bits<LEN_BITS>>,
@@ -488,6 +519,13 @@ pub struct RxEngine {
     w_pending: DFF<bool>,
     w_from: DFF<Bits<LEN_BITS>>,
     w_to: DFF<Bits<LEN_BITS>>,
+    w_open: DFF<bool>,
+    w_new: DFF<bool>,
+    /// The packet being taken began its message (its watch write is the
+    /// first).
+    fresh: DFF<bool>,
+    /// The record has no gap range (`w_min` is the sender's `incoming`).
+    no_gap: Signal<Local, bool>,
     w_gap: [Signal<Local, Bits<LEN_BITS>>; GAPS],
     w_min01: Signal<Local, Bits<LEN_BITS>>,
     w_min23: Signal<Local, Bits<LEN_BITS>>,
@@ -537,6 +575,7 @@ pub struct RxEngine {
     st_exp_cpl: Constant<Bits<5>>,
     st_served_remove: Constant<Bits<5>>,
     st_served_wait: Constant<Bits<5>>,
+    st_refresh: Constant<Bits<5>>,
     /// SERVED_REMOVE: the key to remove.
     served_key: DFF<Bits<KEY_BITS>>,
 }
@@ -599,6 +638,9 @@ impl Default for RxEngine {
             m_sender_offset: Default::default(),
             m_sender_length: Default::default(),
             m_sender_priority: Default::default(),
+            m_sender_mac: Default::default(),
+            m_sender_port: Default::default(),
+            m_sender_known: Default::default(),
             resends_received: Default::default(),
             acks_received: Default::default(),
             resends_count: Default::default(),
@@ -608,8 +650,12 @@ impl Default for RxEngine {
             ev_grant: Constant::new((sender_event::GRANT as u64).to_bits()),
             ev_resend: Constant::new((sender_event::RESEND as u64).to_bits()),
             ev_acked: Constant::new((sender_event::ACKED as u64).to_bits()),
+            ev_begun: Constant::new((sender_event::RESPONSE_BEGUN as u64).to_bits()),
             ev_busy: Constant::new((sender_event::BUSY as u64).to_bits()),
+            ev_need_ack: Constant::new((sender_event::NEED_ACK as u64).to_bits()),
+            ev_unknown: Constant::new((sender_event::RPC_UNKNOWN as u64).to_bits()),
             type_busy: c8(PacketType::Busy as u8),
+            type_rpc_unknown: c8(PacketType::RpcUnknown as u8),
             type_resend: c8(PacketType::Resend as u8),
             type_ack: c8(PacketType::Ack as u8),
             m_peer_valid: Default::default(),
@@ -619,9 +665,15 @@ impl Default for RxEngine {
             m_watch_live: Default::default(),
             m_watch_from: Default::default(),
             m_watch_to: Default::default(),
+            m_watch_open: Default::default(),
+            m_watch_new: Default::default(),
             w_pending: Default::default(),
             w_from: Default::default(),
             w_to: Default::default(),
+            w_open: Default::default(),
+            w_new: Default::default(),
+            fresh: Default::default(),
+            no_gap: Default::default(),
             w_gap: Default::default(),
             w_min01: Default::default(),
             w_min23: Default::default(),
@@ -697,6 +749,8 @@ impl Default for RxEngine {
             cutoffs_count: Default::default(),
             need_acks_count: Default::default(),
             need_ack: Default::default(),
+            resend: Default::default(),
+            resend_slot: Default::default(),
             need_acks_received: Default::default(),
             m_ack_valid: Default::default(),
             m_ack_mac: Default::default(),
@@ -717,6 +771,8 @@ impl Default for RxEngine {
             pick_ep: Default::default(),
             key: Default::default(),
             recent_hit: Default::default(),
+            recent_push: Default::default(),
+            recent_push_key: Default::default(),
             p_off: Default::default(),
             p_end: Default::default(),
             p_msg_len: Default::default(),
@@ -800,6 +856,7 @@ impl Default for RxEngine {
             st_exp_cpl: c5(state::EXP_CPL),
             st_served_remove: c5(state::SERVED_REMOVE),
             st_served_wait: c5(state::SERVED_WAIT),
+            st_refresh: c5(state::REFRESH),
             served_key: Default::default(),
             s_served_valid: Default::default(),
             s_served_ready: Default::default(),
@@ -839,6 +896,9 @@ impl Logic for RxEngine {
             w_pending,
             w_from,
             w_to,
+            w_open,
+            w_new,
+            fresh,
             state,
             win0,
             win1,
@@ -874,6 +934,8 @@ impl Logic for RxEngine {
             cutoffs_count,
             need_acks_count,
             need_ack,
+            resend,
+            resend_slot,
             other_control_count,
             drop_no_endpoint_count,
             drop_rpc_full_count,
@@ -967,6 +1029,8 @@ impl Logic for RxEngine {
         self.m_rpc_valid.next = false;
         self.same_rpc.next = self.last_valid.q.val() & (self.last_key.q.val() == self.key.val());
         self.recent_hit.next = false;
+        self.recent_push.next = false;
+        self.recent_push_key.next = self.key.val();
         for r in 0..RECENT {
             if self.recent_valid[r].q.val() & (self.recent[r].q.val() == self.key.val()) {
                 self.recent_hit.next = true;
@@ -1072,8 +1136,11 @@ impl Logic for RxEngine {
         self.m_sender_offset.next = self.fields.offset.val();
         self.m_sender_length.next = self.fields.length.val();
         self.m_sender_priority.next = self.fields.ctl_priority.val().get_bits::<3>(0);
+        self.m_sender_mac.next = self.fields.src_mac.val();
+        self.m_sender_port.next = self.fields.sport.val();
+        self.m_sender_known.next = false;
 
-        // ---- ACKs for NEED_ACKs ----
+        // ---- ACKs of responses completed ----
         self.m_ack_valid.next = false;
         self.m_ack_mac.next = self.fields.src_mac.val();
         self.m_ack_ip.next = self.fields.src_ip.val();
@@ -1114,7 +1181,11 @@ impl Logic for RxEngine {
         }
 
         // ---- the resend timer's entry ----
+        self.no_gap.next = true;
         for k in 0..GAPS {
+            if self.r_valid[k].q.val() {
+                self.no_gap.next = false;
+            }
             self.w_gap[k].next = self.m_evt_incoming.val();
             if self.r_valid[k].q.val() {
                 self.w_gap[k].next = self.r_start[k].q.val();
@@ -1138,6 +1209,8 @@ impl Logic for RxEngine {
         self.m_watch_live.next = true;
         self.m_watch_from.next = self.w_from.q.val();
         self.m_watch_to.next = self.w_to.q.val();
+        self.m_watch_open.next = self.w_open.q.val();
+        self.m_watch_new.next = self.w_new.q.val() & self.w_pending.q.val();
 
         // ---- payload placement ----
         self.offset_in_page.next =
@@ -1278,6 +1351,8 @@ impl Logic for RxEngine {
             self.endpoint.d.next = self.pick_ep.val();
             self.state.d.next = self.st_lookup.val();
             self.need_ack.d.next = false;
+            self.resend.d.next = false;
+            self.fresh.d.next = false;
             if self.same_rpc.val() {
                 // The RPC of the last packet: its slot and record are here.
                 self.state.d.next = self.st_classify.val();
@@ -1294,8 +1369,8 @@ impl Logic for RxEngine {
                 }
             }
             if (self.fields.packet_type.val() == self.type_need_ack.val()) & self.any_ep.val() {
-                // Answered with an ACK unless the RPC is still here (its
-                // response not all in): look it up.
+                // Answered (by the TX engine) unless the RPC is still here
+                // (its response not all in): look it up.
                 self.need_acks_count.d.next = self.need_acks_count.q.val() + 1;
                 self.need_ack.d.next = true;
                 self.state.d.next = self.st_lookup.val();
@@ -1308,6 +1383,13 @@ impl Logic for RxEngine {
                 self.m_sender_kind.next = self.ev_acked.val();
                 self.m_sender_key.next = self.ack_key.val();
             }
+            if self.fields.packet_type.val() == self.type_rpc_unknown.val() {
+                // The peer has no such RPC (counted with the other control
+                // packets below): a client restarts its request, a server
+                // forgets its response.
+                self.m_sender_valid.next = true;
+                self.m_sender_kind.next = self.ev_unknown.val();
+            }
             if self.fields.packet_type.val() == self.type_busy.val() {
                 // The server is alive, working on our request (counted
                 // with the other control packets below).
@@ -1318,9 +1400,14 @@ impl Logic for RxEngine {
                 self.grants_count.d.next = self.grants_count.q.val() + 1;
                 self.m_sender_valid.next = true;
             } else if self.fields.packet_type.val() == self.type_resend.val() {
+                // To the TX engine once looked up: for an outbound message
+                // it does not have, whether the RPC is here tells it to
+                // answer BUSY (a request in service) or RPC_UNKNOWN.
                 self.resends_count.d.next = self.resends_count.q.val() + 1;
-                self.m_sender_valid.next = true;
-                self.m_sender_kind.next = self.ev_resend.val();
+                if self.any_ep.val() {
+                    self.resend.d.next = true;
+                    self.state.d.next = self.st_lookup.val();
+                }
             } else if self.fields.packet_type.val() == self.type_ack.val() {
                 // The RPC the ACK's header names (the acks in its body are
                 // not read: the card's own ACKs name the same one).
@@ -1351,7 +1438,7 @@ impl Logic for RxEngine {
             }
         } else if self.state.q.val() == self.st_lookup.val() {
             self.m_rpc_valid.next = true;
-            if self.need_ack.q.val() {
+            if self.need_ack.q.val() | self.resend.q.val() {
                 self.m_rpc_op.next = self.op_lookup.val();
             }
             if self.m_rpc_ready.val() {
@@ -1360,12 +1447,26 @@ impl Logic for RxEngine {
         } else if self.state.q.val() == self.st_lookup_wait.val() {
             // The state RAM reads the answered slot at this edge.
             self.rpc_state.read_address.next = self.s_rpc_slot.val();
-            if self.s_rpc_valid.val() & self.need_ack.q.val() {
-                self.m_ack_valid.next = !self.s_rpc_hit.val();
+            if self.s_rpc_valid.val() & (self.need_ack.q.val() | self.resend.q.val()) {
+                // A NEED_ACK for an RPC not here: the TX engine answers, if
+                // it no longer holds the request either (else the response
+                // was lost whole).
+                self.m_sender_valid.next = !self.s_rpc_hit.val();
+                self.m_sender_kind.next = self.ev_need_ack.val();
                 // A NEED_ACK longer than two beats (padding) is drained.
                 self.state.d.next = self.st_drain.val();
                 if self.last1.q.val() {
                     self.state.d.next = self.st_head0.val();
+                }
+                if self.resend.q.val() {
+                    self.m_sender_valid.next = true;
+                    self.m_sender_kind.next = self.ev_resend.val();
+                    self.m_sender_known.next = self.s_rpc_hit.val();
+                    if self.s_rpc_hit.val() {
+                        // Its record is read at this edge (REFRESH).
+                        self.resend_slot.d.next = self.s_rpc_slot.val();
+                        self.state.d.next = self.st_refresh.val();
+                    }
                 }
             } else if self.s_rpc_valid.val() {
                 self.slot.d.next = self.s_rpc_slot.val();
@@ -1399,6 +1500,7 @@ impl Logic for RxEngine {
             self.state.d.next = self.st_classify.val();
             if self.inserted.q.val() {
                 // A new message: an empty record; its bpages first.
+                self.fresh.d.next = true;
                 self.r_len.d.next = self.p_msg_len.val();
                 self.r_prefix.d.next = 0.into();
                 self.r_received.d.next = 0.into();
@@ -1416,7 +1518,7 @@ impl Logic for RxEngine {
                 }
                 // A response begun: the request it answers is done with.
                 self.m_sender_valid.next = self.fields.sender_id.val().get_bit(0);
-                self.m_sender_kind.next = self.ev_acked.val();
+                self.m_sender_kind.next = self.ev_begun.val();
             }
         } else if self.state.q.val() == self.st_alloc.val() {
             // Take one bpage; the pool shows the next one two cycles later.
@@ -1478,6 +1580,8 @@ impl Logic for RxEngine {
                     self.w_pending.d.next = true;
                     self.w_from.d.next = self.r_len.q.val();
                     self.w_to.d.next = self.r_len.q.val();
+                    self.w_open.d.next = false;
+                    self.w_new.d.next = false;
                 }
             } else if self.merge_drop.val() {
                 self.drop_bad_range_count.d.next = self.drop_bad_range_count.q.val() + 1;
@@ -1562,6 +1666,9 @@ impl Logic for RxEngine {
                 self.w_pending.d.next = true;
                 self.w_from.d.next = self.r_prefix.q.val();
                 self.w_to.d.next = self.w_min.val();
+                self.w_open.d.next = self.no_gap.val();
+                self.w_new.d.next = self.fresh.q.val();
+                self.fresh.d.next = false;
                 self.state.d.next = self.st_write.val();
                 self.last_valid.d.next = true;
                 self.last_key.d.next = self.key.val();
@@ -1594,14 +1701,11 @@ impl Logic for RxEngine {
                 // in the next DATA to that server.
                 self.m_owed_ack_valid.next = self.fields.sender_id.val().get_bit(0);
                 self.m_ack_valid.next = self.fields.sender_id.val().get_bit(0);
-                for r in 0..RECENT {
-                    if self.recent_next.q.val() == self.recent_index[r].val() {
-                        self.recent[r].d.next = self.key.val();
-                        self.recent_valid[r].d.next = true;
-                    }
-                }
-                self.recent_next.d.next = self.recent_next.q.val() + 1;
                 self.state.d.next = self.st_remove.val();
+                // A response is remembered as it leaves the table (a request
+                // when its response is released: until then its copies find
+                // it in the table, where they keep it alive).
+                self.recent_push.next = self.fields.sender_id.val().get_bit(0);
                 if !self.fields.sender_id.val().get_bit(0) {
                     // A request stays until its response is released (the
                     // TX engine says), so that a copy of it is a duplicate,
@@ -1699,6 +1803,23 @@ impl Logic for RxEngine {
             if self.m_cpl_ready.val() {
                 self.state.d.next = self.st_head0.val();
             }
+        } else if self.state.q.val() == self.st_refresh.val() {
+            // A client asking for the response of a request delivered here:
+            // the request is in service, and its client alive, so its
+            // silence starts again (else it would expire while the host
+            // works, and the client's next RESEND find no trace of it).
+            if self.rpc_state.read_data.val().get_bits::<LEN_BITS>(20)
+                == self.rpc_state.read_data.val().get_bits::<LEN_BITS>(0)
+            {
+                self.m_watch_valid.next = true;
+                self.m_watch_slot.next = self.resend_slot.q.val();
+                self.m_watch_from.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(0);
+                self.m_watch_to.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(0);
+            }
+            self.state.d.next = self.st_drain.val();
+            if self.last1.q.val() {
+                self.state.d.next = self.st_head0.val();
+            }
         } else if self.state.q.val() == self.st_served_remove.val() {
             self.m_rpc_valid.next = true;
             self.m_rpc_op.next = self.op_remove.val();
@@ -1709,12 +1830,25 @@ impl Logic for RxEngine {
         } else if self.state.q.val() == self.st_served_wait.val() {
             if self.s_rpc_valid.val() {
                 // Its resend timer entry goes with it (else an expiry
-                // could name the slot once another RPC has it).
+                // could name the slot once another RPC has it), and its key
+                // is remembered: a late copy is still a duplicate.
+                self.recent_push.next = self.s_rpc_hit.val();
+                self.recent_push_key.next = self.served_key.q.val();
                 self.m_watch_valid.next = self.s_rpc_hit.val();
                 self.m_watch_live.next = false;
                 self.m_watch_slot.next = self.s_rpc_slot.val();
                 self.state.d.next = self.st_head0.val();
             }
+        }
+
+        if self.recent_push.val() {
+            for r in 0..RECENT {
+                if self.recent_next.q.val() == self.recent_index[r].val() {
+                    self.recent[r].d.next = self.recent_push_key.val();
+                    self.recent_valid[r].d.next = true;
+                }
+            }
+            self.recent_next.d.next = self.recent_next.q.val() + 1;
         }
 
         self.messages.next = self.messages_count.q.val();
@@ -1746,6 +1880,7 @@ impl Logic for RxEngine {
             self.cutoffs_count.d.next = 0.into();
             self.need_acks_count.d.next = 0.into();
             self.need_ack.d.next = false;
+            self.resend.d.next = false;
             self.other_control_count.d.next = 0.into();
             self.drop_no_endpoint_count.d.next = 0.into();
             self.drop_rpc_full_count.d.next = 0.into();

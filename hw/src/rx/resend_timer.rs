@@ -15,6 +15,14 @@
 //! when no gap is open: granted bytes only) and clears it when the message
 //! is complete or forgotten.
 //!
+//! Lost GRANTs: an open range (no gap: it ends at the sender's `incoming`)
+//! is asked up to what we granted, if that is more (`granted`, a RAM beside
+//! `watch` holding each slot's last GRANT sent, zeroed by a new message's
+//! first packet): the sender then knows a GRANT was lost and takes the
+//! RESEND's end as granted, as HomaModule's sender does. Without it a
+//! message whose last GRANT was lost waited for ever (its range empty): the
+//! lossy 1 MB test in `card_rpc` found it.
+//!
 //! A sweep: on a tick, every slot that may be live in turn, one per cycle
 //! (read, then decide and write back the next cycle): a live entry's
 //! silence goes up by one; if it reaches the due mark and the range is not
@@ -65,8 +73,8 @@ use crate::rx::engine::LEN_BITS;
 use crate::rx::rpc_table::SLOT_BITS;
 
 /// Entry: live [0], silence [8:1], due mark [16:9], range start [36:17],
-/// range end [56:37].
-const WATCH_BITS: usize = 57;
+/// range end [56:37], open (the end is the sender's `incoming`) [57].
+const WATCH_BITS: usize = 58;
 /// Slot groups of 16, 64 to a word of `groups`.
 const GROUP_WORDS: usize = (1 << SLOT_BITS) / 16 / 64;
 
@@ -90,6 +98,15 @@ pub struct ResendTimer {
     pub s_watch_live: Signal<In, bool>,
     pub s_watch_from: Signal<In, Bits<LEN_BITS>>,
     pub s_watch_to: Signal<In, Bits<LEN_BITS>>,
+    /// With a live write: the range's end is the sender's `incoming` (no
+    /// gap), so it may reach what we granted; the write is the message's
+    /// first (its `granted` starts at 0).
+    pub s_watch_open: Signal<In, bool>,
+    pub s_watch_new: Signal<In, bool>,
+    /// GRANTs sent (a strobe): the slot and the offset granted.
+    pub s_grant_valid: Signal<In, bool>,
+    pub s_grant_slot: Signal<In, Bits<SLOT_BITS>>,
+    pub s_grant_offset: Signal<In, Bits<LEN_BITS>>,
     /// RESENDs to send: the slot (its peer is the control sender's), the
     /// range.
     pub m_resend_valid: Signal<Out, bool>,
@@ -106,6 +123,12 @@ pub struct ResendTimer {
     pub sweeps: Signal<Out, Bits<32>>,
 
     watch: RAM<Bits<WATCH_BITS>, SLOT_BITS>,
+    granted: RAM<Bits<LEN_BITS>, SLOT_BITS>,
+    /// The last GRANT seen, waiting for `granted`'s write port (a new
+    /// message's zeroing goes first; GRANTs come 6 cycles apart at least).
+    g_pending: DFF<bool>,
+    g_slot: DFF<Bits<SLOT_BITS>>,
+    g_offset: DFF<Bits<LEN_BITS>>,
     scanning: DFF<bool>,
     tick_pending: DFF<bool>,
     scan_index: DFF<Bits<SLOT_BITS>>,
@@ -128,6 +151,10 @@ pub struct ResendTimer {
     e_due: Signal<Local, Bits<8>>,
     e_from: Signal<Local, Bits<LEN_BITS>>,
     e_to: Signal<Local, Bits<LEN_BITS>>,
+    e_open: Signal<Local, bool>,
+    /// The range's end as asked: `e_to`, or for an open range what we
+    /// granted if more.
+    e_end: Signal<Local, Bits<LEN_BITS>>,
     silent_next: Signal<Local, Bits<8>>,
     due_next: Signal<Local, Bits<8>>,
     due_written: Signal<Local, Bits<8>>,
@@ -171,6 +198,7 @@ pub struct ResendTimer {
     /// The first slot of the last group.
     last_group: Constant<Bits<SLOT_BITS>>,
     live_bit: Constant<Bits<WATCH_BITS>>,
+    open_bit: Constant<Bits<WATCH_BITS>>,
 }
 
 impl Default for ResendTimer {
@@ -186,6 +214,18 @@ impl Default for ResendTimer {
             s_watch_live: Default::default(),
             s_watch_from: Default::default(),
             s_watch_to: Default::default(),
+            s_watch_open: Default::default(),
+            s_watch_new: Default::default(),
+            s_grant_valid: Default::default(),
+            s_grant_slot: Default::default(),
+            s_grant_offset: Default::default(),
+            granted: Default::default(),
+            g_pending: Default::default(),
+            g_slot: Default::default(),
+            g_offset: Default::default(),
+            e_open: Default::default(),
+            e_end: Default::default(),
+            open_bit: Constant::new((1u64 << 57).to_bits()),
             m_resend_valid: Default::default(),
             m_resend_ready: Default::default(),
             m_resend_slot: Default::default(),
@@ -268,16 +308,42 @@ impl Logic for ResendTimer {
             sweeps_count,
             clearing,
             group_live,
-            touched
+            touched,
+            g_pending,
+            g_slot,
+            g_offset
         );
         self.watch.read_clock.next = self.clock.val();
         self.watch.write_clock.next = self.clock.val();
+        self.granted.read_clock.next = self.clock.val();
+        self.granted.write_clock.next = self.clock.val();
+
+        // ---- what we granted, per slot ----
+        if self.s_grant_valid.val() {
+            self.g_pending.d.next = true;
+            self.g_slot.d.next = self.s_grant_slot.val();
+            self.g_offset.d.next = self.s_grant_offset.val();
+        }
+        self.granted.write_enable.next = false;
+        self.granted.write_address.next = self.g_slot.q.val();
+        self.granted.write_data.next = self.g_offset.q.val();
+        if self.s_watch_valid.val() & self.s_watch_live.val() & self.s_watch_new.val() {
+            self.granted.write_enable.next = true;
+            self.granted.write_address.next = self.s_watch_slot.val();
+            self.granted.write_data.next = 0.into();
+        } else if self.g_pending.q.val() {
+            self.granted.write_enable.next = true;
+            if !self.s_grant_valid.val() {
+                self.g_pending.d.next = false;
+            }
+        }
 
         // ---- ticks and sweeps ----
         if self.tick.val() {
             self.tick_pending.d.next = true;
         }
         self.watch.read_address.next = self.scan_index.q.val();
+        self.granted.read_address.next = self.scan_index.q.val();
         // Is the group `scan_index` is in busy? (A group starts at a
         // multiple of 16; only there is it skipped.)
         self.scan_group_word.next = self.groups[0].q.val();
@@ -327,6 +393,11 @@ impl Logic for ResendTimer {
         self.e_due.next = self.watch.read_data.val().get_bits::<8>(9);
         self.e_from.next = self.watch.read_data.val().get_bits::<LEN_BITS>(17);
         self.e_to.next = self.watch.read_data.val().get_bits::<LEN_BITS>(37);
+        self.e_open.next = self.watch.read_data.val().get_bit(57);
+        self.e_end.next = self.e_to.val();
+        if self.e_open.val() & (self.granted.read_data.val() > self.e_to.val()) {
+            self.e_end.next = self.granted.read_data.val();
+        }
         self.silent_next.next = self.e_silent.val() + 1;
         if self.e_silent.val() == 0xff {
             self.silent_next.next = self.e_silent.val();
@@ -350,7 +421,7 @@ impl Logic for ResendTimer {
             & self.e_live.val()
             & (self.cfg_resend_ticks.val() != 0)
             & (self.silent_next.val() >= self.threshold.val())
-            & (self.e_from.val() < self.e_to.val());
+            & (self.e_from.val() < self.e_end.val());
         // Due, but the output is taken or the engine holds the write port:
         // the entry is read again (the sweep waits on it).
         self.replay.next = (self.resend_due.val() | self.expire_due.val())
@@ -373,6 +444,9 @@ impl Logic for ResendTimer {
             | (bit_cast::<WATCH_BITS, 8>(self.due_written.val()) << 9)
             | (bit_cast::<WATCH_BITS, LEN_BITS>(self.e_from.val()) << 17)
             | (bit_cast::<WATCH_BITS, LEN_BITS>(self.e_to.val()) << 37);
+        if self.e_open.val() {
+            self.watch.write_data.next = self.watch.write_data.val() | self.open_bit.val();
+        }
         if self.s1_valid.q.val() & !self.s1_stale.q.val() & self.e_live.val() & !self.replay.val() {
             self.watch.write_enable.next = true;
         }
@@ -389,6 +463,10 @@ impl Logic for ResendTimer {
                 self.watch.write_data.next = 0.into();
             } else {
                 self.watch.write_data.next = self.watch.write_data.val() | self.live_bit.val();
+                if self.s_watch_open.val() {
+                    self.watch.write_data.next =
+                        self.watch.write_data.val() | self.live_bit.val() | self.open_bit.val();
+                }
             }
             // The sweep's write-back loses this cycle: its slot is visited
             // again next sweep, one tick of silence short (a RESEND or
@@ -420,7 +498,7 @@ impl Logic for ResendTimer {
             self.out_valid.d.next = true;
             self.out_slot.d.next = self.s1_slot.q.val();
             self.out_offset.d.next = self.e_from.val();
-            self.out_length.d.next = self.e_to.val() - self.e_from.val();
+            self.out_length.d.next = self.e_end.val() - self.e_from.val();
             self.out_silence.d.next = self.silent_next.val();
             self.out_expire.d.next = self.expire.val();
             if !self.expire.val() {
@@ -510,6 +588,7 @@ impl Logic for ResendTimer {
             self.out_valid.d.next = false;
             self.resends_count.d.next = 0.into();
             self.sweeps_count.d.next = 0.into();
+            self.g_pending.d.next = false;
         }
     }
 }

@@ -18,18 +18,19 @@
 //! between DATA frames, ahead of them: a GRANT never waits behind a queue of
 //! data. Control packets go at priority 7 (HomaModule's control priority).
 //!
-//! A NEED_ACK for an RPC the card no longer has (its response all in, or
-//! never known) is answered with an ACK naming it (HomaModule's client does
-//! the same): the RX engine hands over the peer and the RPC id, one held at
-//! a time; another arriving meanwhile is dropped and counted (the server asks
-//! again). Likewise one CUTOFFS waits at a time, for the peer of a new
+//! An ACK names the server and our RPC id; one waits at a time. The RX
+//! engine sends one for each response it completes; the TX engine answers
+//! with one, through its nudge port, a NEED_ACK for an RPC the card no
+//! longer has (HomaModule's client does the same). The RX engine's ACK
+//! arriving while one waits is dropped and counted (the server asks again
+//! with NEED_ACK); the TX engine's waits for room. Likewise one CUTOFFS waits at a time, for the peer of a new
 //! inbound message whose DATA carries another cutoff version than ours;
 //! another meanwhile is dropped and counted (that peer's next message asks
 //! again). GRANTs go first, then RESENDs, ACKs, nudges, CUTOFFS. A RESEND
 //! names its RPC and peer as a GRANT does (it is sent for an inbound message
-//! too). A nudge comes with its peer and RPC (from the TX descriptor), one
-//! at a time with back-pressure. A NEED_ACK is the common header alone, 62
-//! bytes: one beat.
+//! too). A nudge comes with its peer and RPC (from the TX descriptor, or the
+//! packet the TX engine answers), one at a time with back-pressure. NEED_ACK,
+//! BUSY and RPC_UNKNOWN are the common header alone, 62 bytes: one beat.
 //!
 //! One GRANT every 6 cycles (the peer read, the header builder's two
 //! stages, two beats); the scheduler queues its decisions (16 deep)
@@ -42,6 +43,21 @@ use crate::sched::grant_scheduler::LEN_BITS;
 use crate::tx::engine::{CUTOFF_VERSION, UNSCHED_CUTOFFS};
 use crate::tx::header::{TxHeaderBuilder, BODY_BYTES};
 use homa_wire::PacketType;
+
+/// What a nudge from the TX engine sends (`s_nudge_kind`).
+pub mod nudge {
+    /// RESEND [0, length): a client asks a silent server for its response.
+    pub const RESEND: u8 = 0;
+    /// NEED_ACK: a server asks a silent client to acknowledge its response.
+    pub const NEED_ACK: u8 = 1;
+    /// ACK: a client answers a server's NEED_ACK for an RPC it is done with.
+    pub const ACK: u8 = 2;
+    /// BUSY: a server answers a RESEND for a response not posted yet.
+    pub const BUSY: u8 = 3;
+    /// RPC_UNKNOWN: the answer to a RESEND for an RPC the card has no trace
+    /// of.
+    pub const RPC_UNKNOWN: u8 = 4;
+}
 
 /// Peer record layout: mac [47:0], ip [79:48], peer port [95:80], local port
 /// [111:96], local id [175:112].
@@ -89,20 +105,22 @@ pub struct ControlSender {
     pub s_resend_slot: Signal<In, Bits<SLOT_BITS>>,
     pub s_resend_offset: Signal<In, Bits<LEN_BITS>>,
     pub s_resend_length: Signal<In, Bits<LEN_BITS>>,
-    /// Answer this NEED_ACK with an ACK (a strobe from the RX engine): the
-    /// server, and the RPC as this card (the client) knows it.
+    /// Send an ACK (a strobe from the RX engine, for a response it
+    /// completed): the server, and the RPC as this card (the client) knows
+    /// it.
     pub s_ack_valid: Signal<In, bool>,
     pub s_ack_mac: Signal<In, Bits<48>>,
     pub s_ack_ip: Signal<In, Bits<32>>,
     pub s_ack_server_port: Signal<In, Bits<16>>,
     pub s_ack_local_port: Signal<In, Bits<16>>,
     pub s_ack_client_id: Signal<In, Bits<64>>,
-    /// A nudge from the TX engine about one of its messages: NEED_ACK (a
-    /// response) or RESEND [0, length) (a request whose response has not
-    /// come); the peer, our port, our RPC id.
+    /// A nudge from the TX engine (`nudge` names the kinds): NEED_ACK (a
+    /// response), RESEND [0, length) (a request whose response has not
+    /// come), or an answer to a peer's packet (ACK, BUSY, RPC_UNKNOWN); the
+    /// peer, our port, our RPC id.
     pub s_nudge_valid: Signal<In, bool>,
     pub s_nudge_ready: Signal<Out, bool>,
-    pub s_nudge_need_ack: Signal<In, bool>,
+    pub s_nudge_kind: Signal<In, Bits<3>>,
     pub s_nudge_mac: Signal<In, Bits<48>>,
     pub s_nudge_ip: Signal<In, Bits<32>>,
     pub s_nudge_peer_port: Signal<In, Bits<16>>,
@@ -123,9 +141,12 @@ pub struct ControlSender {
     /// CUTOFFS frames sent, and not sent for want of room (both wrap).
     pub cutoffs_sent: Signal<Out, Bits<32>>,
     pub cutoffs_dropped: Signal<Out, Bits<32>>,
-    /// NEED_ACKs sent, RESENDs for a response sent (both wrap).
+    /// NEED_ACKs sent, RESENDs for a response sent, BUSYs and RPC_UNKNOWNs
+    /// sent (all wrap).
     pub need_acks_sent: Signal<Out, Bits<32>>,
     pub response_resends_sent: Signal<Out, Bits<32>>,
+    pub busys_sent: Signal<Out, Bits<32>>,
+    pub unknowns_sent: Signal<Out, Bits<32>>,
 
     peers: RAM<Bits<PEER_BITS>, SLOT_BITS>,
     header: TxHeaderBuilder,
@@ -155,7 +176,7 @@ pub struct ControlSender {
     cutoffs_dropped_count: DFF<Bits<32>>,
     /// The nudge waiting to be sent.
     nudge_pending: DFF<bool>,
-    nudge_need_ack: DFF<bool>,
+    nudge_kind: DFF<Bits<3>>,
     nudge_mac: DFF<Bits<48>>,
     nudge_ip: DFF<Bits<32>>,
     nudge_peer_port: DFF<Bits<16>>,
@@ -164,7 +185,18 @@ pub struct ControlSender {
     nudge_length: DFF<Bits<LEN_BITS>>,
     need_acks_count: DFF<Bits<32>>,
     response_resends_count: DFF<Bits<32>>,
+    busys_count: DFF<Bits<32>>,
+    unknowns_count: DFF<Bits<32>>,
     is_nudge: DFF<bool>,
+    /// The nudge on offer is an ACK (it waits with the RX engine's ACKs).
+    nudge_is_ack: Signal<Local, bool>,
+    nudge_taken: Signal<Local, bool>,
+    nudge_kind_ack: Constant<Bits<3>>,
+    nudge_kind_need_ack: Constant<Bits<3>>,
+    nudge_kind_busy: Constant<Bits<3>>,
+    nudge_kind_unknown: Constant<Bits<3>>,
+    type_busy: Constant<Bits<8>>,
+    type_rpc_unknown: Constant<Bits<8>>,
     /// The frame is one beat (a NEED_ACK).
     single: DFF<bool>,
     one_beat: Signal<Local, bool>,
@@ -256,7 +288,7 @@ impl Default for ControlSender {
             type_need_ack: Constant::new((PacketType::NeedAck as u64).to_bits()),
             s_nudge_valid: Default::default(),
             s_nudge_ready: Default::default(),
-            s_nudge_need_ack: Default::default(),
+            s_nudge_kind: Default::default(),
             s_nudge_mac: Default::default(),
             s_nudge_ip: Default::default(),
             s_nudge_peer_port: Default::default(),
@@ -265,8 +297,10 @@ impl Default for ControlSender {
             s_nudge_length: Default::default(),
             need_acks_sent: Default::default(),
             response_resends_sent: Default::default(),
+            busys_sent: Default::default(),
+            unknowns_sent: Default::default(),
             nudge_pending: Default::default(),
-            nudge_need_ack: Default::default(),
+            nudge_kind: Default::default(),
             nudge_mac: Default::default(),
             nudge_ip: Default::default(),
             nudge_peer_port: Default::default(),
@@ -275,7 +309,17 @@ impl Default for ControlSender {
             nudge_length: Default::default(),
             need_acks_count: Default::default(),
             response_resends_count: Default::default(),
+            busys_count: Default::default(),
+            unknowns_count: Default::default(),
             is_nudge: Default::default(),
+            nudge_is_ack: Default::default(),
+            nudge_taken: Default::default(),
+            nudge_kind_ack: Constant::new((nudge::ACK as u64).to_bits()),
+            nudge_kind_need_ack: Constant::new((nudge::NEED_ACK as u64).to_bits()),
+            nudge_kind_busy: Constant::new((nudge::BUSY as u64).to_bits()),
+            nudge_kind_unknown: Constant::new((nudge::RPC_UNKNOWN as u64).to_bits()),
+            type_busy: Constant::new((PacketType::Busy as u64).to_bits()),
+            type_rpc_unknown: Constant::new((PacketType::RpcUnknown as u64).to_bits()),
             single: Default::default(),
             one_beat: Default::default(),
             keep0: Default::default(),
@@ -337,7 +381,7 @@ impl Logic for ControlSender {
             sent,
             ack_pending,
             nudge_pending,
-            nudge_need_ack,
+            nudge_kind,
             nudge_mac,
             nudge_ip,
             nudge_peer_port,
@@ -346,6 +390,8 @@ impl Logic for ControlSender {
             nudge_length,
             need_acks_count,
             response_resends_count,
+            busys_count,
+            unknowns_count,
             is_nudge,
             single,
             ack_mac,
@@ -430,8 +476,14 @@ impl Logic for ControlSender {
             self.header.dst_mac.next = self.nudge_mac.q.val();
             self.header.dst_ip.next = self.nudge_ip.q.val();
             self.header.packet_type.next = self.type_resend.val();
-            if self.nudge_need_ack.q.val() {
+            if self.nudge_kind.q.val() == self.nudge_kind_need_ack.val() {
                 self.header.packet_type.next = self.type_need_ack.val();
+            }
+            if self.nudge_kind.q.val() == self.nudge_kind_busy.val() {
+                self.header.packet_type.next = self.type_busy.val();
+            }
+            if self.nudge_kind.q.val() == self.nudge_kind_unknown.val() {
+                self.header.packet_type.next = self.type_rpc_unknown.val();
             }
             self.header.sport.next = self.nudge_local_port.q.val();
             self.header.dport.next = self.nudge_peer_port.q.val();
@@ -439,11 +491,25 @@ impl Logic for ControlSender {
             self.header.ctl_offset.next = 0.into();
             self.header.ctl_length.next = bit_cast::<32, LEN_BITS>(self.nudge_length.q.val());
         }
-        // A nudge waits here, one at a time.
+        // A nudge waits here, one at a time; an ACK waits with the RX
+        // engine's, which go first.
+        self.nudge_is_ack.next = self.s_nudge_kind.val() == self.nudge_kind_ack.val();
         self.s_nudge_ready.next = !self.nudge_pending.q.val();
-        if self.s_nudge_valid.val() & !self.nudge_pending.q.val() {
+        if self.nudge_is_ack.val() {
+            self.s_nudge_ready.next = !self.ack_pending.q.val() & !self.s_ack_valid.val();
+        }
+        self.nudge_taken.next = self.s_nudge_valid.val() & self.s_nudge_ready.val();
+        if self.nudge_taken.val() & self.nudge_is_ack.val() {
+            self.ack_pending.d.next = true;
+            self.ack_mac.d.next = self.s_nudge_mac.val();
+            self.ack_ip.d.next = self.s_nudge_ip.val();
+            self.ack_server_port.d.next = self.s_nudge_peer_port.val();
+            self.ack_local_port.d.next = self.s_nudge_local_port.val();
+            self.ack_client_id.d.next = self.s_nudge_local_id.val();
+        }
+        if self.nudge_taken.val() & !self.nudge_is_ack.val() {
             self.nudge_pending.d.next = true;
-            self.nudge_need_ack.d.next = self.s_nudge_need_ack.val();
+            self.nudge_kind.d.next = self.s_nudge_kind.val();
             self.nudge_mac.d.next = self.s_nudge_mac.val();
             self.nudge_ip.d.next = self.s_nudge_ip.val();
             self.nudge_peer_port.d.next = self.s_nudge_peer_port.val();
@@ -473,7 +539,7 @@ impl Logic for ControlSender {
                 self.cut_local_id.d.next = self.s_peer_local_id.val();
             }
         }
-        // A NEED_ACK's answer waits here, one at a time.
+        // An ACK waits here, one at a time.
         if self.s_ack_valid.val() {
             if self.ack_pending.q.val() {
                 self.acks_dropped_count.d.next = self.acks_dropped_count.q.val() + 1;
@@ -585,8 +651,12 @@ impl Logic for ControlSender {
                 self.cut_pending.d.next = false;
             } else if self.is_nudge.q.val() {
                 self.nudge_pending.d.next = false;
-                if self.nudge_need_ack.q.val() {
+                if self.nudge_kind.q.val() == self.nudge_kind_need_ack.val() {
                     self.need_acks_count.d.next = self.need_acks_count.q.val() + 1;
+                } else if self.nudge_kind.q.val() == self.nudge_kind_busy.val() {
+                    self.busys_count.d.next = self.busys_count.q.val() + 1;
+                } else if self.nudge_kind.q.val() == self.nudge_kind_unknown.val() {
+                    self.unknowns_count.d.next = self.unknowns_count.q.val() + 1;
                 } else {
                     self.response_resends_count.d.next = self.response_resends_count.q.val() + 1;
                 }
@@ -604,10 +674,14 @@ impl Logic for ControlSender {
         self.cutoffs_dropped.next = self.cutoffs_dropped_count.q.val();
         self.need_acks_sent.next = self.need_acks_count.q.val();
         self.response_resends_sent.next = self.response_resends_count.q.val();
+        self.busys_sent.next = self.busys_count.q.val();
+        self.unknowns_sent.next = self.unknowns_count.q.val();
         if self.reset.val() {
             self.nudge_pending.d.next = false;
             self.need_acks_count.d.next = 0.into();
             self.response_resends_count.d.next = 0.into();
+            self.busys_count.d.next = 0.into();
+            self.unknowns_count.d.next = 0.into();
             self.state.d.next = self.st_idle.val();
             self.sent.d.next = 0.into();
             self.ack_pending.d.next = false;

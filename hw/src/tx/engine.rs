@@ -27,9 +27,32 @@
 //!              `resend_end` = min(offset + length, `sent_max`) go again
 //!              (`retransmit` set), after which `sent` jumps back to
 //!              `sent_max`. A RESEND for bytes not sent yet needs nothing
-//!              (they are coming); one for no message here is counted.
-//!              ACKED: the message is done with; RELEASE it.
+//!              (they are coming), unless they lie past `granted`: a GRANT
+//!              was lost, and the RESEND's end is taken as granted
+//!              (HomaModule's rule). One for no message here is answered
+//!              (below).
+//!              ACKED (an ACK, an ack in DATA) for a response, or
+//!              RESPONSE_BEGUN for a request: the peer is done with the
+//!              message; RELEASE it. (The other way round, or for a message
+//!              not all sent, it is a forgery or a confused peer: ignored.
+//!              The fuzzer found a request released by an ACK the fuzzed
+//!              card sent, as a client, to a forged server at the real
+//!              client's address: the request's response never came.)
 //!              BUSY: the peer is alive; its silence starts again.
+//!              NEED_ACK (a server's, for an RPC of ours whose response the
+//!              RX engine does not have): a request still here has had no
+//!              packet of its response (the first one releases it), so the
+//!              RPC is not over and is not acked; for no request here, the
+//!              RPC is over (completed or failed): answer with an ACK,
+//!              built from the event (ANSWER), so the server frees it.
+//!              RPC_UNKNOWN: the peer has no such RPC. A request goes again
+//!              from its start (everything sent so far: HomaModule's
+//!              client restart); a response is RELEASEd (its client gave
+//!              up).
+//!              A RESEND for no message here is answered (ANSWER): BUSY if
+//!              the RX engine holds the RPC (a request in service: the
+//!              host has not posted the response yet; the client keeps
+//!              waiting), else RPC_UNKNOWN.
 //!   EXPIRED    the linger timer (below) names a slot whose peer has been
 //!              silent for `resend_ticks`, and then every `resend_interval`
 //!              ticks more: at `timeout_ticks` of silence the message is
@@ -38,10 +61,11 @@
 //!              before that, a message all sent NUDGEs its peer through
 //!              the control sender: a request asks the server for the
 //!              response's first packet (RESEND), a response asks the
-//!              client for its ACK (NEED_ACK), as HomaModule does. (A
-//!              request lost whole is not recovered yet: see "Not yet
-//!              here".) Packets sent again do not end a silence (the RESEND
-//!              that asked for them did). A message with granted bytes
+//!              client for its ACK (NEED_ACK), as HomaModule does (a
+//!              server that never had the request answers RPC_UNKNOWN, and
+//!              the request goes again). Packets sent again do not end a
+//!              silence (the RESEND that asked for them did; and a dead
+//!              server's RPC must time out). A message with granted bytes
 //!              still to send is not silent: nothing.
 //!   RELEASE    the message leaves the send scheduler and the table, and
 //!              its completion is written: the host may reuse its buffer.
@@ -106,19 +130,21 @@
 //! response the card received as a client) rides in the next DATA packet to
 //! it, looked up when the packet is chosen.
 //!
-//! Not yet here: BUSY as a server (a RESEND for a response the host has not
-//! posted yet is counted as unknown, so a server slower than timeout_ticks
-//! fails its client's RPC), RPC_UNKNOWN (either way), so a request lost
-//! whole times out. Tried and taken out: the client's nudge also sent its
-//! request's first packet again. That recovers a lost request a round trip
-//! sooner than RPC_UNKNOWN would, but a request can then run twice: when
-//! the response is lost whole, the server's NEED_ACK can reach the client
-//! before the client's RESEND reaches the server, the client's RX engine
-//! (which has no record of a response it never saw) ACKs it, the server
-//! lets go of the response and the request it answered, and the next copy
-//! is a new RPC (215 of 10,000 W3 requests ran twice at 10% loss). It needs
-//! the client to answer NEED_ACK only for RPCs its TX engine no longer
-//! holds, as HomaModule's client does.
+//! Acks: the card acks a NEED_ACK only for an RPC that neither its RX
+//! engine (a response coming in) nor this engine (a request with no packet
+//! of its response yet) holds. (An earlier version acked from the RX
+//! engine's view alone: with a response lost whole, the server's NEED_ACK
+//! beat our RESEND, was acked, and the server let the RPC go.)
+//!
+//! Tried and left out: a client's nudge also sending its request's first
+//! packet again (recovering a request lost whole a round trip before
+//! RPC_UNKNOWN does). Its changed timing in `card_rpc`'s lossy test lost the
+//! 1 MB response's last GRANT, which nothing recovered then (the receiver
+//! now asks up to what it granted: `resend_timer`); RPC_UNKNOWN does the
+//! copy's work with one mechanism less.
+//!
+//! Not yet here: RPC_UNKNOWN for an inbound message the peer no longer has
+//! (the receiver lets it expire instead).
 
 use rust_hdl::prelude::*;
 
@@ -127,6 +153,7 @@ use crate::regmap::endpoint;
 use crate::rx::resend_timer::ResendTimer;
 use crate::rx::rpc_table::{RpcOp, RpcTable, KEY_BITS, SLOT_BITS};
 use crate::sched::send_scheduler::SendScheduler;
+use crate::tx::control_sender::nudge;
 use crate::tx::peer_state::PeerState;
 use homa_wire::layout::{data, Field, HOMA_OFFSET};
 use homa_wire::PacketType;
@@ -175,14 +202,21 @@ pub mod sender_event {
     pub const GRANT: u8 = 0;
     /// A RESEND: offset, length (all ones: everything sent) and priority.
     pub const RESEND: u8 = 1;
-    /// The receiver has the message: an ACK, an ack in DATA, or (for a
-    /// request) the first packet of its response.
+    /// The client has our response: an ACK, or an ack in DATA (for a
+    /// response only: HomaModule's servers alone take acks).
     pub const ACKED: u8 = 2;
     /// BUSY: the peer is alive (a server still working on the request).
     pub const BUSY: u8 = 3;
+    /// A server's NEED_ACK for an RPC the RX engine has no response of.
+    pub const NEED_ACK: u8 = 4;
+    /// RPC_UNKNOWN: the peer has no such RPC.
+    pub const RPC_UNKNOWN: u8 = 5;
+    /// The first packet of the response to our request came (for a request
+    /// only): the server has the request.
+    pub const RESPONSE_BEGUN: u8 = 7;
 }
 /// Internal: the linger timer named the message's slot.
-const EXPIRED: u64 = 4;
+const EXPIRED: u64 = 6;
 
 /// Progress record: sent [19:0], granted [39:20], priority [42:40], birth
 /// [74:43], unscheduled priority [77:75], cutoff version [93:78], sent_max
@@ -217,6 +251,7 @@ mod ctl {
     pub const E_DECIDE: u64 = 20;
     pub const NUDGE: u64 = 21;
     pub const P_SERVED: u64 = 22;
+    pub const ANSWER: u64 = 23;
 }
 
 mod stream {
@@ -264,13 +299,18 @@ pub struct TxEngine {
     /// Sender events (from the RX engine; a strobe, no back-pressure): the
     /// kind (`sender_event`), the outbound message's key (peer IP, local
     /// port, local RPC id; the peer's port is 0, as an ack does not name
-    /// it), and the GRANT's or RESEND's fields.
+    /// it), and the GRANT's or RESEND's fields; the packet's sender (MAC,
+    /// port: for an answer); with a RESEND, whether the RX engine holds the
+    /// RPC (`known`: a request in service is answered BUSY).
     pub s_event_valid: Signal<In, bool>,
-    pub s_event_kind: Signal<In, Bits<2>>,
+    pub s_event_kind: Signal<In, Bits<3>>,
     pub s_event_key: Signal<In, Bits<KEY_BITS>>,
     pub s_event_offset: Signal<In, Bits<32>>,
     pub s_event_length: Signal<In, Bits<32>>,
     pub s_event_priority: Signal<In, Bits<3>>,
+    pub s_event_mac: Signal<In, Bits<48>>,
+    pub s_event_port: Signal<In, Bits<16>>,
+    pub s_event_known: Signal<In, bool>,
     /// One cycle per timer tick, and the ticks of silence after which a
     /// message all sent is released (HomaModule's timeout_ticks).
     pub tick: Signal<In, bool>,
@@ -355,12 +395,14 @@ pub struct TxEngine {
     pub messages_in_flight: Signal<Out, Bits<16>>,
     /// The packet on offer to the header builder is sent again.
     pub hdr_retransmit: Signal<Out, bool>,
-    /// Nudges to the control sender about a message all sent whose peer is
-    /// silent: NEED_ACK (a response), or RESEND [0, length) of the response
-    /// (a request); the peer, our port, our RPC id.
+    /// Nudges to the control sender (`control_sender::nudge` names the
+    /// kinds) about a message all sent whose peer is silent: NEED_ACK (a
+    /// response), or RESEND [0, length) of the response (a request); or an
+    /// answer to a peer's packet about a message not here (ACK, BUSY,
+    /// RPC_UNKNOWN); the peer, our port, our RPC id.
     pub m_nudge_valid: Signal<Out, bool>,
     pub m_nudge_ready: Signal<In, bool>,
-    pub m_nudge_need_ack: Signal<Out, bool>,
+    pub m_nudge_kind: Signal<Out, Bits<3>>,
     pub m_nudge_mac: Signal<Out, Bits<48>>,
     pub m_nudge_ip: Signal<Out, Bits<32>>,
     pub m_nudge_peer_port: Signal<Out, Bits<16>>,
@@ -405,11 +447,14 @@ pub struct TxEngine {
     consumer: [DFF<Bits<32>>; ENDPOINTS],
 
     // ---- the sender-event queue ----
-    eq_kind: [DFF<Bits<2>>; EVENT_QUEUE],
+    eq_kind: [DFF<Bits<3>>; EVENT_QUEUE],
     eq_key: [DFF<Bits<KEY_BITS>>; EVENT_QUEUE],
     eq_offset: [DFF<Bits<32>>; EVENT_QUEUE],
     eq_length: [DFF<Bits<32>>; EVENT_QUEUE],
     eq_priority: [DFF<Bits<3>>; EVENT_QUEUE],
+    eq_mac: [DFF<Bits<48>>; EVENT_QUEUE],
+    eq_port: [DFF<Bits<16>>; EVENT_QUEUE],
+    eq_known: [DFF<bool>; EVENT_QUEUE],
     eq_head: DFF<Bits<3>>,
     eq_tail: DFF<Bits<3>>,
     eq_count: DFF<Bits<4>>,
@@ -517,11 +562,14 @@ pub struct TxEngine {
     h_ack_id: Signal<Local, Bits<64>>,
     h_ack_port: Signal<Local, Bits<16>>,
     /// The event at the head of its queue.
-    e_kind: Signal<Local, Bits<2>>,
+    e_kind: Signal<Local, Bits<3>>,
     e_key: Signal<Local, Bits<KEY_BITS>>,
     e_offset: Signal<Local, Bits<32>>,
     e_length: Signal<Local, Bits<32>>,
     e_priority: Signal<Local, Bits<3>>,
+    e_mac: Signal<Local, Bits<48>>,
+    e_port: Signal<Local, Bits<16>>,
+    e_known: Signal<Local, bool>,
     push_job: Signal<Local, bool>,
     pop_job: Signal<Local, bool>,
     push_event: Signal<Local, bool>,
@@ -542,6 +590,10 @@ pub struct TxEngine {
     pkt_cap: Signal<Local, Bits<20>>,
     /// A RESEND's range, cut at what was sent: bytes sent from its offset.
     resend_room: Signal<Local, Bits<20>>,
+    grant_room: Signal<Local, Bits<20>>,
+    rs_end: Signal<Local, Bits<20>>,
+    rs_grants: Signal<Local, bool>,
+    all_ones32: Constant<Bits<32>>,
     progress_out: Signal<Local, Bits<PROGRESS_BITS>>,
     keep_shift: Signal<Local, Bits<16>>,
     record: Signal<Local, Bits<512>>,
@@ -594,11 +646,24 @@ pub struct TxEngine {
     ev_grant: Constant<Bits<3>>,
     ev_resend: Constant<Bits<3>>,
     ev_acked: Constant<Bits<3>>,
+    ev_begun: Constant<Bits<3>>,
+    /// The event releases the message it names: an ack of a response, the
+    /// response begun to a request (not the other way round: a forged or
+    /// stray ACK must not end a request whose response never came).
+    c_done_with: Signal<Local, bool>,
     ev_busy: Constant<Bits<3>>,
     ev_expired: Constant<Bits<3>>,
+    ev_need_ack: Constant<Bits<3>>,
+    ev_unknown: Constant<Bits<3>>,
+    nudge_resend: Constant<Bits<3>>,
+    nudge_need_ack: Constant<Bits<3>>,
+    nudge_ack: Constant<Bits<3>>,
+    nudge_busy: Constant<Bits<3>>,
+    nudge_unknown: Constant<Bits<3>>,
     status_timeout: Constant<Bits<8>>,
     ctl_nudge: Constant<Bits<5>>,
     ctl_p_served: Constant<Bits<5>>,
+    ctl_answer: Constant<Bits<5>>,
     ctl_idle: Constant<Bits<5>>,
     ctl_g_lookup: Constant<Bits<5>>,
     ctl_g_wait: Constant<Bits<5>>,
@@ -660,6 +725,9 @@ impl Default for TxEngine {
             s_event_offset: Default::default(),
             s_event_length: Default::default(),
             s_event_priority: Default::default(),
+            s_event_mac: Default::default(),
+            s_event_port: Default::default(),
+            s_event_known: Default::default(),
             tick: Default::default(),
             cfg_timeout_ticks: Default::default(),
             cfg_resend_ticks: Default::default(),
@@ -690,14 +758,28 @@ impl Default for TxEngine {
             retx: Default::default(),
             pkt_cap: Default::default(),
             resend_room: Default::default(),
+            grant_room: Default::default(),
+            rs_end: Default::default(),
+            rs_grants: Default::default(),
+            all_ones32: Constant::new(0xffff_ffffu64.to_bits()),
             ev_grant: c3(sender_event::GRANT as u64),
             ev_resend: c3(sender_event::RESEND as u64),
             ev_acked: c3(sender_event::ACKED as u64),
+            ev_begun: c3(sender_event::RESPONSE_BEGUN as u64),
+            c_done_with: Default::default(),
             ev_busy: c3(sender_event::BUSY as u64),
             ev_expired: c3(EXPIRED),
+            ev_need_ack: c3(sender_event::NEED_ACK as u64),
+            ev_unknown: c3(sender_event::RPC_UNKNOWN as u64),
+            nudge_resend: c3(nudge::RESEND as u64),
+            nudge_need_ack: c3(nudge::NEED_ACK as u64),
+            nudge_ack: c3(nudge::ACK as u64),
+            nudge_busy: c3(nudge::BUSY as u64),
+            nudge_unknown: c3(nudge::RPC_UNKNOWN as u64),
             status_timeout: c8(completion::status::TIMEOUT),
             ctl_nudge: c5(ctl::NUDGE),
             ctl_p_served: c5(ctl::P_SERVED),
+            ctl_answer: c5(ctl::ANSWER),
             m_served_valid: Default::default(),
             m_served_ready: Default::default(),
             m_served_key: Default::default(),
@@ -706,7 +788,7 @@ impl Default for TxEngine {
             c_all_sent: Default::default(),
             m_nudge_valid: Default::default(),
             m_nudge_ready: Default::default(),
-            m_nudge_need_ack: Default::default(),
+            m_nudge_kind: Default::default(),
             m_nudge_mac: Default::default(),
             m_nudge_ip: Default::default(),
             m_nudge_peer_port: Default::default(),
@@ -800,6 +882,9 @@ impl Default for TxEngine {
             eq_key: Default::default(),
             eq_offset: Default::default(),
             eq_priority: Default::default(),
+            eq_mac: Default::default(),
+            eq_port: Default::default(),
+            eq_known: Default::default(),
             eq_head: Default::default(),
             eq_tail: Default::default(),
             eq_count: Default::default(),
@@ -850,6 +935,9 @@ impl Default for TxEngine {
             e_key: Default::default(),
             e_offset: Default::default(),
             e_priority: Default::default(),
+            e_mac: Default::default(),
+            e_port: Default::default(),
+            e_known: Default::default(),
             push_job: Default::default(),
             pop_job: Default::default(),
             push_event: Default::default(),
@@ -1028,6 +1116,11 @@ impl Logic for TxEngine {
         self.linger.s_watch_live.next = true;
         self.linger.s_watch_from.next = 0.into();
         self.linger.s_watch_to.next = 1.into();
+        self.linger.s_watch_open.next = false;
+        self.linger.s_watch_new.next = false;
+        self.linger.s_grant_valid.next = false;
+        self.linger.s_grant_slot.next = 0.into();
+        self.linger.s_grant_offset.next = 0.into();
         self.linger.m_resend_ready.next = false;
 
         // ---- descriptor fetch: round robin over endpoints with work ----
@@ -1146,6 +1239,9 @@ impl Logic for TxEngine {
         self.e_offset.next = 0.into();
         self.e_length.next = 0.into();
         self.e_priority.next = 0.into();
+        self.e_mac.next = 0.into();
+        self.e_port.next = 0.into();
+        self.e_known.next = false;
         for k in 0..EVENT_QUEUE {
             self.eq_kind[k].clock.next = self.clock.val();
             self.eq_kind[k].d.next = self.eq_kind[k].q.val();
@@ -1157,12 +1253,21 @@ impl Logic for TxEngine {
             self.eq_length[k].d.next = self.eq_length[k].q.val();
             self.eq_priority[k].clock.next = self.clock.val();
             self.eq_priority[k].d.next = self.eq_priority[k].q.val();
+            self.eq_mac[k].clock.next = self.clock.val();
+            self.eq_mac[k].d.next = self.eq_mac[k].q.val();
+            self.eq_port[k].clock.next = self.clock.val();
+            self.eq_port[k].d.next = self.eq_port[k].q.val();
+            self.eq_known[k].clock.next = self.clock.val();
+            self.eq_known[k].d.next = self.eq_known[k].q.val();
             if self.eq_head.q.val() == self.eq_index[k].val() {
                 self.e_kind.next = self.eq_kind[k].q.val();
                 self.e_key.next = self.eq_key[k].q.val();
                 self.e_offset.next = self.eq_offset[k].q.val();
                 self.e_length.next = self.eq_length[k].q.val();
                 self.e_priority.next = self.eq_priority[k].q.val();
+                self.e_mac.next = self.eq_mac[k].q.val();
+                self.e_port.next = self.eq_port[k].q.val();
+                self.e_known.next = self.eq_known[k].q.val();
             }
         }
         self.push_event.next =
@@ -1177,6 +1282,9 @@ impl Logic for TxEngine {
                 self.eq_offset[k].d.next = self.s_event_offset.val();
                 self.eq_length[k].d.next = self.s_event_length.val();
                 self.eq_priority[k].d.next = self.s_event_priority.val();
+                self.eq_mac[k].d.next = self.s_event_mac.val();
+                self.eq_port[k].d.next = self.s_event_port.val();
+                self.eq_known[k].d.next = self.s_event_known.val();
             }
         }
         self.pop_event.next = false;
@@ -1299,6 +1407,21 @@ impl Logic for TxEngine {
             | (bit_cast::<PROGRESS_BITS, 20>(self.c_sent_max.q.val()) << 94)
             | (bit_cast::<PROGRESS_BITS, 20>(self.c_rend.q.val()) << 114);
         self.resend_room.next = self.c_sent_max.q.val() - self.c_grant_offset.q.val();
+        self.c_done_with.next = ((self.c_kind.q.val() == self.ev_acked.val())
+            & (self.c_opcode.val() == self.op_response.val()))
+            | ((self.c_kind.q.val() == self.ev_begun.val())
+                & (self.c_opcode.val() == self.op_request.val()));
+        // A RESEND's end within the message (`rs_end`), and whether it lies
+        // past `granted` (`rs_grants`; "everything sent" never does).
+        self.grant_room.next = self.c_len20.val() - self.c_grant_offset.q.val();
+        self.rs_end.next = self.c_len20.val();
+        if self.c_ev_length.q.val() < bit_cast::<32, 20>(self.grant_room.val()) {
+            self.rs_end.next =
+                self.c_grant_offset.q.val() + self.c_ev_length.q.val().get_bits::<20>(0);
+        }
+        self.rs_grants.next = (self.c_ev_length.q.val() != self.all_ones32.val())
+            & (self.c_grant_offset.q.val() < self.c_len20.val())
+            & (self.rs_end.val() > self.c_granted.q.val());
         self.c_all_sent.next = (self.c_sent_max.q.val() == self.c_len20.val())
             & (self.c_sent.q.val() == self.c_sent_max.q.val());
         // The descriptor's MAC, first byte on top (as `hdr_dst_mac`).
@@ -1339,7 +1462,10 @@ impl Logic for TxEngine {
                     .get_bits::<8>(self.at_peer_mac.val().index() + 40),
             );
         self.m_nudge_valid.next = false;
-        self.m_nudge_need_ack.next = self.c_opcode.val() == self.op_response.val();
+        self.m_nudge_kind.next = self.nudge_resend.val();
+        if self.c_opcode.val() == self.op_response.val() {
+            self.m_nudge_kind.next = self.nudge_need_ack.val();
+        }
         self.m_nudge_mac.next = self.c_mac.val();
         self.m_nudge_ip.next = self
             .c_desc
@@ -1458,7 +1584,7 @@ impl Logic for TxEngine {
             self.c_release.d.next = false;
             self.c_first_done.d.next = false;
             if self.eq_count.q.val() != 0 {
-                self.c_kind.d.next = bit_cast::<3, 2>(self.e_kind.val());
+                self.c_kind.d.next = self.e_kind.val();
                 self.c_grant_offset.d.next = self.e_offset.val().get_bits::<20>(0);
                 if self.e_offset.val() > self.max_message.val() {
                     self.c_grant_offset.d.next = self.max_message.val().get_bits::<20>(0);
@@ -1500,22 +1626,41 @@ impl Logic for TxEngine {
             self.out_table.s_req_op.next = self.op_lookup.val();
             self.out_table.s_req_key.next = self.e_key.val();
             if self.out_table.s_req_ready.val() {
-                self.pop_event.next = true;
                 self.ctl.d.next = self.ctl_g_wait.val();
             }
         } else if self.ctl.q.val() == self.ctl_g_wait.val() {
+            // The event stays at the queue's head until now (an ACK is
+            // built from it).
             if self.out_table.m_rsp_valid.val() {
+                self.pop_event.next = true;
                 self.c_slot.d.next = self.out_table.m_rsp_slot.val();
                 self.ctl.d.next = self.ctl_g_read.val();
-                if !self.out_table.m_rsp_hit.val() {
+                if self.c_kind.q.val() == self.ev_need_ack.val() {
+                    // The server has sent all of the response and waits for
+                    // our ack. A request still here has had no packet of
+                    // it (all lost: our nudge asks for it again), so the RPC
+                    // is not over: no ack. Otherwise we are done with it.
+                    self.ctl.d.next = self.ctl_idle.val();
+                    if !self.out_table.m_rsp_hit.val() {
+                        self.pop_event.next = false;
+                        self.ctl.d.next = self.ctl_answer.val();
+                    }
+                } else if !self.out_table.m_rsp_hit.val() {
+                    // A RESEND for no message here is answered, BUSY or
+                    // RPC_UNKNOWN (ANSWER, from the event).
+                    if self.c_kind.q.val() == self.ev_resend.val() {
+                        self.pop_event.next = false;
+                        self.ctl.d.next = self.ctl_answer.val();
+                    }
                     // (An ack for a message gone is normal: acks come twice.)
                     if self.c_kind.q.val() == self.ev_grant.val() {
                         self.grants_unknown_count.d.next = self.grants_unknown_count.q.val() + 1;
                     }
                     if self.c_kind.q.val() == self.ev_resend.val() {
                         self.resends_unknown_count.d.next = self.resends_unknown_count.q.val() + 1;
+                    } else {
+                        self.ctl.d.next = self.ctl_idle.val();
                     }
-                    self.ctl.d.next = self.ctl_idle.val();
                 }
             }
         } else if self.ctl.q.val() == self.ctl_g_read.val() {
@@ -1552,6 +1697,14 @@ impl Logic for TxEngine {
             if self.c_kind.q.val() == self.ev_resend.val() {
                 // The receiver is alive and waiting: its silence starts again.
                 self.linger.s_watch_valid.next = true;
+                if self.rs_grants.val() {
+                    // Bytes asked for past what we were granted: a GRANT
+                    // was lost; the receiver granted them (HomaModule's
+                    // sender assumes the same).
+                    self.c_granted.d.next = self.rs_end.val();
+                    self.c_was_eligible.d.next = false;
+                    self.ctl.d.next = self.ctl_g_sched.val();
+                }
                 if self.c_grant_offset.q.val() < self.c_sent_max.q.val() {
                     // Back to the offset asked for; resend up to the range's
                     // end or what was ever sent, whichever comes first.
@@ -1566,22 +1719,37 @@ impl Logic for TxEngine {
                 }
             } else if self.c_kind.q.val() == self.ev_busy.val() {
                 self.linger.s_watch_valid.next = true;
+            } else if (self.c_kind.q.val() == self.ev_unknown.val())
+                & (self.c_opcode.val() == self.op_request.val())
+            {
+                // The server has no trace of our request (lost whole, or it
+                // forgot it): everything sent so far goes again, as
+                // HomaModule's client restarts. (Its silence goes on: a
+                // server that keeps forgetting fails the RPC in time.)
+                self.c_sent.d.next = 0.into();
+                self.c_rend.d.next = self.c_sent_max.q.val();
+                self.c_was_eligible.d.next = false;
+                self.ctl.d.next = self.ctl_g_sched.val();
             } else if (self.c_kind.q.val() == self.ev_expired.val())
                 & (self.c_sent.q.val() < self.c_granted.q.val())
             {
                 // Bytes granted and not sent: it is the send scheduler that
                 // is slow, not the peer.
-            } else if (self.c_kind.q.val() == self.ev_acked.val())
-                & (self.c_sent_max.q.val() != self.c_len20.val())
+            } else if ((self.c_kind.q.val() == self.ev_acked.val())
+                | (self.c_kind.q.val() == self.ev_begun.val()))
+                & (!self.c_done_with.val() | (self.c_sent_max.q.val() != self.c_len20.val()))
             {
-                // An ack of a message not all sent yet: no receiver can
-                // have it, so a forgery (or a confused peer): ignored.
-            } else if (self.c_kind.q.val() == self.ev_acked.val())
+                // An ack of a request, a response to a response, or either
+                // for a message not all sent yet: no peer of ours can mean
+                // it, so a forgery (or a confused peer): ignored.
+            } else if self.c_done_with.val()
+                | (self.c_kind.q.val() == self.ev_unknown.val())
                 | (self.c_silence.q.val() >= self.cfg_timeout_ticks.val())
             {
-                // Released (acked, or silent too long): out of the scheduler
-                // (granted = sent: not eligible), out of the table,
-                // completed. A request whose response never came, or a
+                // Released (acked; a response whose client has no such RPC,
+                // as HomaModule's server ends it; or silent too long): out
+                // of the scheduler (granted = sent: not eligible), out of
+                // the table, completed. A request whose response never came, or a
                 // message whose grants never came, failed.
                 self.c_release.d.next = true;
                 self.c_granted.d.next = self.c_sent.q.val();
@@ -1604,6 +1772,26 @@ impl Logic for TxEngine {
         } else if self.ctl.q.val() == self.ctl_nudge.val() {
             self.m_nudge_valid.next = true;
             if self.m_nudge_ready.val() {
+                self.ctl.d.next = self.ctl_idle.val();
+            }
+        } else if self.ctl.q.val() == self.ctl_answer.val() {
+            // The NEED_ACK or RESEND at the queue's head is answered: ACK
+            // (the RPC is over), BUSY (the request is in service: the host
+            // has not posted the response yet), or RPC_UNKNOWN.
+            self.m_nudge_valid.next = true;
+            self.m_nudge_kind.next = self.nudge_unknown.val();
+            if self.c_kind.q.val() == self.ev_need_ack.val() {
+                self.m_nudge_kind.next = self.nudge_ack.val();
+            } else if self.e_known.val() {
+                self.m_nudge_kind.next = self.nudge_busy.val();
+            }
+            self.m_nudge_mac.next = self.e_mac.val();
+            self.m_nudge_ip.next = self.e_key.val().get_bits::<32>(96);
+            self.m_nudge_peer_port.next = self.e_port.val();
+            self.m_nudge_local_port.next = self.e_key.val().get_bits::<16>(64);
+            self.m_nudge_local_id.next = self.e_key.val().get_bits::<64>(0);
+            if self.m_nudge_ready.val() {
+                self.pop_event.next = true;
                 self.ctl.d.next = self.ctl_idle.val();
             }
         } else if self.ctl.q.val() == self.ctl_p_served.val() {

@@ -27,7 +27,11 @@
 //!   * at each checkpoint (every `check_every` fuzz frames): the fuzzer
 //!     stops, the client sends no new RPC, and every real RPC in flight must
 //!     complete (its echo equal, byte for byte, to its request: a forged
-//!     frame that changed one shows here) within `STALL_CYCLES`; then the
+//!     frame that changed one shows here), or fail with an error if fuzz
+//!     frames were forged at it (an RPC_UNKNOWN or ACK naming a live RPC
+//!     ends it, as in HomaModule: Homa does not authenticate peers; the
+//!     cards run with a 200 us timeout, so that takes 50,000 cycles, not
+//!     500,000), within `STALL_CYCLES`; then the
 //!     card must go quiet with every frame accounted for: the parser's
 //!     verdict counters equal, verdict by verdict, what the software decoder
 //!     (`homa_wire::Frame::decode`) says of every frame handed to the card,
@@ -51,7 +55,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
 use homa_hw::host_abi::{self, completion, tx_desc};
-use homa_hw::regmap::rx_counters;
+use homa_hw::regmap::{rx_counters, timer};
 use homa_hw::rx::parser::RxVerdict;
 use homa_hw_sim::cable::Cable;
 use homa_hw_sim::network::{Fabric, SimNetwork, DEFAULT_LINK_DELAY_CYCLES, DEFAULT_LINK_GBPS};
@@ -76,8 +80,17 @@ const CLIENT_PORT: u16 = 40_000;
 const LIVE_BPAGES: u32 = 256;
 const SPARE_BPAGES: u32 = 256;
 const CLIENT_BPAGES: u32 = 64;
-/// Cycles a checkpoint waits for the real RPCs to complete.
+/// Cycles a checkpoint waits for the real RPCs to complete: well past the
+/// cards' timeout (`TIMEOUT_TICKS` ticks of 10 us: 50,000 cycles, and a
+/// sweep), so an RPC a forgery ended fails with an error by then.
 const STALL_CYCLES: u64 = 400_000;
+/// Cycles with no frame reaching card 0 before its counters are judged.
+const QUIET_CYCLES: u64 = 500;
+/// The cards' timeout_ticks here (the default, 200, is 2 ms: 500,000
+/// cycles): forged control packets at a live RPC may legitimately end it
+/// (an RPC_UNKNOWN or ACK naming it makes the server let its response go,
+/// as HomaModule's does), and its client then fails it after this long.
+const TIMEOUT_TICKS: u32 = 20;
 /// Cycles a checkpoint waits for the card to account for every frame.
 const DRAIN_CYCLES: u64 = 100_000;
 /// Cycles between counter reads while waiting for the card to go quiet.
@@ -153,6 +166,13 @@ pub struct FuzzReport {
     /// The fuzzed card's RX engine counters at the end.
     pub engine: BTreeMap<String, u64>,
     pub rpcs_completed: u64,
+    /// Real RPCs that failed (the client's card gave up) after fuzz frames
+    /// forged at them: an RPC_UNKNOWN or ACK with their id ends them, as in
+    /// HomaModule (Homa does not authenticate its peers).
+    pub rpcs_ended_by_forgeries: u64,
+    /// Real requests the server's card delivered again after fuzz frames
+    /// ended their RPC there (the client's restart is a new RPC).
+    pub requests_rerun_after_forgeries: u64,
     /// Messages the fuzz frames completed and the card delivered to its
     /// host (forged, well-formed requests and responses).
     pub forged_messages_delivered: u64,
@@ -165,6 +185,22 @@ pub struct FuzzReport {
     pub inbound_expired: u64,
     pub findings: Vec<Finding>,
 }
+
+/// The counters a stall's finding shows, for each card.
+const RECOVERY_COUNTERS: [(&str, u32); 12] = [
+    ("rx_held", rx_counters::RX_MESSAGES_HELD),
+    ("tx_held", rx_counters::TX_MESSAGES_HELD),
+    ("resends_in", rx_counters::RESENDS_RECEIVED),
+    ("resends_unknown", rx_counters::RESENDS_UNKNOWN),
+    ("busys_sent", rx_counters::BUSYS_SENT),
+    ("unknowns_sent", rx_counters::RPC_UNKNOWNS_SENT),
+    ("retransmitted", rx_counters::PACKETS_RETRANSMITTED),
+    ("lingers_expired", rx_counters::LINGERS_EXPIRED),
+    ("inbound_expired", rx_counters::INBOUND_EXPIRED),
+    ("response_resends", rx_counters::RESPONSE_RESENDS_SENT),
+    ("duplicates", rx_counters::DUPLICATES),
+    ("bad_range", rx_counters::DROP_BAD_RANGE),
+];
 
 /// The RX engine's counters that, with DATA_ACCEPTED and the FIFO's
 /// overflows, account for every accepted frame.
@@ -203,6 +239,10 @@ pub struct FuzzFabric {
     verdicts: [u64; RxVerdict::ALL.len()],
     /// The client's requests by client id: the ranges handed to card 0.
     requests: HashMap<u64, Tracked>,
+    /// The cycle a frame last reached card 0 (its counters are judged only
+    /// once frames have stopped coming: the cards may still be settling an
+    /// RPC that forgeries ended, after the real ones are done).
+    last_to_card0: u64,
 }
 
 impl FuzzFabric {
@@ -213,6 +253,7 @@ impl FuzzFabric {
             next_fuzz_at: 0,
             verdicts: [0; RxVerdict::ALL.len()],
             requests: HashMap::new(),
+            last_to_card0: 0,
         }
     }
 
@@ -268,6 +309,7 @@ impl Fabric for FuzzFabric {
     fn arrivals(&mut self, now: u64, out: &mut Vec<(usize, Vec<u8>)>) {
         for frame in self.cable.arrived(1, now) {
             self.to_card0(&frame, true);
+            self.last_to_card0 = now;
             out.push((0, frame));
         }
         for frame in self.cable.arrived(0, now) {
@@ -278,6 +320,7 @@ impl Fabric for FuzzFabric {
                 // Half the port's 64 bytes a cycle (module notes).
                 self.next_fuzz_at = now + (frame.len() as u64).div_ceil(32) + 2;
                 self.to_card0(&frame, false);
+                self.last_to_card0 = now;
                 out.push((0, frame));
             }
         }
@@ -293,6 +336,8 @@ struct Outstanding {
     payload: Vec<u8>,
     /// Fuzz frames forged at it.
     forged_at: Vec<u64>,
+    /// One of them may end it (an RPC_UNKNOWN or an ACK naming it).
+    may_end: bool,
 }
 
 /// The run's state.
@@ -348,10 +393,9 @@ impl Harness {
         let mut net =
             SimNetwork::on_fabric("fuzz", 2, Default::default(), Box::new(FuzzFabric::new()));
         for i in 0..2 {
-            net.card(i)
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .keep_dma_faults();
+            let mut card = net.card(i).lock().unwrap_or_else(|e| e.into_inner());
+            card.keep_dma_faults();
+            card.csr_write(timer::BASE + timer::TIMEOUT_TICKS, TIMEOUT_TICKS);
         }
         let server = Host::new(
             &mut net,
@@ -437,6 +481,12 @@ impl Harness {
                 if let Some(id) = f.target {
                     if let Some(o) = self.outstanding.get_mut(&id) {
                         o.forged_at.push(index);
+                        // An RPC_UNKNOWN or ACK naming it makes the server
+                        // let its response go (HomaModule's rule).
+                        o.may_end |= matches!(
+                            Frame::decode(&f.bytes).map(|fr| fr.homa.body),
+                            Ok(Body::RpcUnknown | Body::Ack(_))
+                        );
                     }
                 }
                 self.fabric().fuzz.push_back(f.bytes);
@@ -541,14 +591,48 @@ impl Harness {
                 Outstanding {
                     payload,
                     forged_at: Vec::new(),
+                    may_end: false,
                 },
             );
         }
         for c in self.client.poll(&mut self.net, 0) {
-            if host_abi::get(&c, completion::KIND) as u8 != completion::kind::RESPONSE_RECEIVED {
+            let failed = host_abi::get(&c, completion::STATUS) != completion::status::OK as u64;
+            let kind = host_abi::get(&c, completion::KIND) as u8;
+            if kind != completion::kind::RESPONSE_RECEIVED
+                && !(kind == completion::kind::TX_DONE && failed)
+            {
                 continue;
             }
-            let id = host_abi::get(&c, completion::RPC_ID);
+            // A request the card gave up on (its server silent: TX_DONE,
+            // TIMEOUT; the cookie is the RPC id), or a response it gave up
+            // on part way.
+            let id = if kind == completion::kind::TX_DONE {
+                host_abi::get(&c, completion::COOKIE)
+            } else {
+                host_abi::get(&c, completion::RPC_ID)
+            };
+            if failed {
+                // The card gave up on it (no message comes with it). Fuzz
+                // frames forged at it may have ended it (module notes);
+                // otherwise it is a finding.
+                match self.outstanding.remove(&id) {
+                    Some(o) if o.may_end => {
+                        self.report.rpcs_ended_by_forgeries += 1;
+                        self.fabric().requests.remove(&id);
+                    }
+                    _ => {
+                        let f = self.finding(
+                            "real RPC failed",
+                            format!(
+                                "RPC {id} failed (status {}) with no RPC_UNKNOWN or ACK forged at it",
+                                host_abi::get(&c, completion::STATUS)
+                            ),
+                        );
+                        self.report.findings.push(f);
+                    }
+                }
+                continue;
+            }
             let bytes = self.client.received(&self.net, 0, &c);
             self.client.give_back(&mut self.net, 0, &c);
             match self.outstanding.remove(&id) {
@@ -626,13 +710,28 @@ impl Harness {
                     && kind == completion::kind::REQUEST_RECEIVED
                     && host_abi::get(&c, completion::PEER_IP) as u32 == u32::from(CLIENT_IP)
                     && host_abi::get(&c, completion::PEER_PORT) as u16 == CLIENT_PORT
-                    && self.outstanding.contains_key(&(id ^ 1))
-                    && !self.served.contains(&(id ^ 1));
+                    && self.outstanding.contains_key(&(id ^ 1));
                 if !real {
                     self.report.forged_messages_delivered += 1;
                     continue;
                 }
-                self.served.insert(id ^ 1);
+                if !self.served.insert(id ^ 1) {
+                    // Delivered again: fine only if fuzz frames ended the RPC
+                    // at the server (an RPC_UNKNOWN or ACK naming it), so
+                    // that the client's restart is a new RPC there; it is
+                    // answered again, as an application would.
+                    if !self.outstanding[&(id ^ 1)].may_end {
+                        let f = self.finding(
+                            "request ran twice",
+                            format!(
+                                "real request {} delivered twice with no RPC_UNKNOWN or ACK forged at it",
+                                id ^ 1
+                            ),
+                        );
+                        self.report.findings.push(f);
+                    }
+                    self.report.requests_rerun_after_forgeries += 1;
+                }
                 let buffer = TX_BUFFERS + ((id ^ 1) / 2 % TX_SLOTS) * TX_SLOT_BYTES;
                 self.server.write(&mut self.net, buffer, &bytes);
                 self.server.send(
@@ -689,11 +788,26 @@ impl Harness {
                         )
                     })
                     .collect();
+                // What each card is doing about it (recovery counters).
+                let mut state = Vec::new();
+                for (card, name) in [(0, "server"), (1, "client")] {
+                    let read: Vec<String> = RECOVERY_COUNTERS
+                        .iter()
+                        .map(|&(what, at)| {
+                            let v = self
+                                .net
+                                .access(card, |c| c.csr_read(rx_counters::BASE + at));
+                            format!("{what} {v}")
+                        })
+                        .collect();
+                    state.push(format!("{name}: {}", read.join(", ")));
+                }
                 let f = self.finding(
                     "real RPC stalled",
                     format!(
-                        "no response in {STALL_CYCLES} cycles to RPCs {}",
-                        ids.join(", ")
+                        "no response in {STALL_CYCLES} cycles to RPCs {}; {}",
+                        ids.join(", "),
+                        state.join("; ")
                     ),
                 );
                 self.report.findings.push(f);
@@ -724,7 +838,9 @@ impl Harness {
             let accepted = verdicts[RxVerdict::Accept as usize];
             let engine_sum: u64 = engine.iter().sum();
             let verdicts_match = verdicts.iter().zip(&expected).all(|(a, b)| a == b);
-            let stable = rx_idle && last.as_ref() == Some(&(verdicts.clone(), engine.clone()));
+            let quiet = self.net.cycle() - self.fabric().last_to_card0 > QUIET_CYCLES;
+            let stable =
+                rx_idle && quiet && last.as_ref() == Some(&(verdicts.clone(), engine.clone()));
             if stable && verdicts_match && engine_sum == accepted {
                 break;
             }
