@@ -7,7 +7,9 @@
 
 mod support;
 
-use homa_host::{Endpoint, Nic, Peer};
+use std::sync::Mutex;
+
+use homa_host::{Endpoint, Nic, Peer, SimNetwork};
 use homa_hw::regmap::{rx_counters, timer};
 
 fn counter(nic: &Nic, at: u32) -> u32 {
@@ -35,6 +37,18 @@ fn idle(nic: &Nic, cycles: u64) {
     while nic.cycle().unwrap() < end {
         nic.wait();
     }
+}
+
+/// Takes the cable down, both ways, for `cycles` from now: the cycle it
+/// comes back up.
+fn link_down(network: &Mutex<SimNetwork>, cycles: u64) -> u64 {
+    let mut net = network.lock().unwrap();
+    let now = net.cycle();
+    net.set_cable_faults(homa_hw_sim::cable::CableFaults {
+        link_down: Some((now, now + cycles)),
+        ..Default::default()
+    });
+    now + cycles
 }
 
 /// A control packet between card 1's port 99 (the server) and card 0's
@@ -157,7 +171,6 @@ fn a_request_in_service_is_not_run_again_by_a_late_copy() {
 
 #[test]
 fn a_need_ack_for_a_response_lost_whole_is_not_acked_and_the_request_runs_once() {
-    use homa_hw_sim::cable::CableFaults;
     let (network, nics) = support::cards("recovery_need_ack", 2);
     let mut client = Endpoint::open(&nics[0], 1000).unwrap();
     let mut server = Endpoint::open(&nics[1], 99).unwrap();
@@ -167,15 +180,7 @@ fn a_need_ack_for_a_response_lost_whole_is_not_acked_and_the_request_runs_once()
     // The link goes down for 100 us as the server replies: the response,
     // the server's first NEED_ACK and the client's first RESEND (with its
     // request copy) are all lost.
-    let up_at = {
-        let mut net = network.lock().unwrap();
-        let now = net.cycle();
-        net.set_cable_faults(CableFaults {
-            link_down: Some((now, now + 25_000)),
-            ..Default::default()
-        });
-        now + 25_000
-    };
+    let up_at = link_down(&network, 25_000);
     server
         .reply(request.id(), b"lost whole, then resent")
         .unwrap();
@@ -245,21 +250,12 @@ fn a_server_answers_busy_while_its_host_works_so_a_slow_rpc_does_not_time_out() 
 
 #[test]
 fn rpc_unknown_restarts_a_request_lost_whole_and_answers_a_resend_for_no_rpc() {
-    use homa_hw_sim::cable::CableFaults;
     let (network, nics) = support::cards("recovery_rpc_unknown", 2);
     let mut client = Endpoint::open(&nics[0], 1000).unwrap();
     let mut server = Endpoint::open(&nics[1], 99).unwrap();
     let to = Peer::new(nics[1].ip(), nics[1].mac(), 99);
     // A request of four packets, lost whole on a link down for 10 us.
-    let up_at = {
-        let mut net = network.lock().unwrap();
-        let now = net.cycle();
-        net.set_cable_faults(CableFaults {
-            link_down: Some((now, now + 2_500)),
-            ..Default::default()
-        });
-        now + 2_500
-    };
+    let up_at = link_down(&network, 2_500);
     let message: Vec<u8> = (0..5000u32).map(|i| (i * 7) as u8).collect();
     let id = client.send_request(to, &message).unwrap();
     idle(&nics[0], up_at + 10 - nics[0].cycle().unwrap());

@@ -111,6 +111,14 @@ pub struct WireArgs {
     /// Seed of the --loss draws.
     #[arg(long, default_value_t = 1)]
     pub loss_seed: u64,
+    /// The card's timer tick in its own (simulated) nanoseconds, if not the
+    /// default (10 us): RESENDs come after 5 ticks of silence and the card
+    /// gives up after 200. A simulated card runs some hundred times slower
+    /// than a real one, so against a slow peer (a TCG guest answers in
+    /// tens of milliseconds of wall time) a longer tick keeps the card from
+    /// giving up on RPCs the peer is still working on.
+    #[arg(long)]
+    pub tick_ns: Option<u32>,
 }
 
 /// One simulated card on its UDP wire, opened through the host library.
@@ -136,6 +144,12 @@ impl WireArgs {
         let network = Arc::new(Mutex::new(network));
         let nic = Nic::open_sim(&network, 0)?;
         nic.set_address(self.mac.0, self.ip)?;
+        if let Some(ns) = self.tick_ns {
+            use homa_hw::regmap::timer;
+            nic.device()
+                .backend()
+                .csr_write(timer::BASE + timer::TICK_NS, ns)?;
+        }
         Ok(Card { network, nic })
     }
 
