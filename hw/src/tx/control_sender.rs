@@ -23,10 +23,10 @@
 //! with one, through its nudge port, a NEED_ACK for an RPC the card no
 //! longer has (HomaModule's client does the same). The RX engine's ACK
 //! arriving while one waits is dropped and counted (the server asks again
-//! with NEED_ACK); the TX engine's waits for room. Likewise one CUTOFFS waits at a time, for the peer of a new
-//! inbound message whose DATA carries another cutoff version than ours;
-//! another meanwhile is dropped and counted (that peer's next message asks
-//! again). GRANTs go first, then RESENDs, ACKs, nudges, CUTOFFS. A RESEND
+//! with NEED_ACK); the TX engine's waits for room. Likewise one CUTOFFS
+//! waits at a time, for the peer of a new inbound message whose DATA carries
+//! another cutoff version than ours; another meanwhile is dropped and counted
+//! (that peer's next message asks again). GRANTs go first, then RESENDs, ACKs, nudges, CUTOFFS. A RESEND
 //! names its RPC and peer as a GRANT does (it is sent for an inbound message
 //! too). A nudge comes with its peer and RPC (from the TX descriptor, or the
 //! packet the TX engine answers), one at a time with back-pressure. NEED_ACK,
