@@ -38,8 +38,8 @@
 //! is the release binary because the debug build simulates several times
 //! slower (docs/udp-wire.md) and a megabyte is ~700 packets each way. The
 //! guest's HomaModule is told to wait far longer than its defaults before
-//! RESEND and abort (a simulated card takes milliseconds per packet, and the
-//! card neither retransmits nor asks for retransmission yet); otherwise it
+//! RESEND and abort (a simulated card takes milliseconds per packet);
+//! otherwise it
 //! runs with its defaults, so it sends a grant's worth of DATA in one burst.
 //! The UDP wire model hands such a burst to the card at 100 Gb/s in the
 //! card's time, as a real link would (hw-sim's network.rs).
@@ -110,9 +110,9 @@ insmod /lib/modules/e1000.ko || echo "HOMA-VM init: insmod e1000 failed"
 insmod /lib/modules/homa.ko || echo "HOMA-VM init: insmod homa failed"
 ip link set dev eth0 up
 ip addr add {GUEST_IP}/24 dev eth0
-# A frame sent before e1000's link is up is lost, and the card does not yet
-# answer the RESEND that would recover it: wait for carrier, then resolve the
-# card's MAC by ARP (its hardware responder answers).
+# A frame sent before e1000's link is up is lost (recovered only a RESEND
+# round later): wait for carrier, then resolve the card's MAC by ARP (its
+# hardware responder answers).
 n=0; until [ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" = 1 ] || [ $n -ge 100 ]; do sleep 0.1; n=$((n+1)); done
 arping -c 1 -w 30 -I eth0 {CARD_IP} | grep -i "reply\|received" | head -2
 # A simulated card answers in milliseconds: RESEND after 100 ms of silence
@@ -122,7 +122,7 @@ echo 100 > /proc/sys/net/homa/resend_interval
 echo 30000 > /proc/sys/net/homa/timeout_ticks
 # A TCG guest is a slow receiver: QEMU stops reading its socket while the e1000's
 # ring is full, and the host then drops datagrams (observed: 29 of the card's
-# 1 MB response, RcvbufErrors), which the card cannot resend yet. Grants are the
+# 1 MB response, RcvbufErrors), each a RESEND round to recover. Grants are the
 # receiver's flow control: a 40 KB window (default 0, dynamic: 200 KB and more
 # here) keeps what the card may send ahead within QEMU's socket buffer.
 echo 40000 > /proc/sys/net/homa/window
