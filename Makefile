@@ -40,11 +40,11 @@ test: deps vfio-deps
 	$(CARGO) test --workspace
 	@$(MAKE) --no-print-directory python-test
 
-# The Python binding, built in debug by the same cargo build as the tests (a
-# `maturin develop` builds the one crate alone, so cargo unifies its
-# dependencies' features apart from the workspace's and compiles homa-hw,
-# hw-sim and host-lib a second time: 140 s), laid out as the package in
-# $(PY_STAGE), and its pytest suite run against it. Users build wheels with
+# The Python binding, built in debug by cargo (not `maturin develop`), laid
+# out as the package in $(PY_STAGE), and its pytest suite run against it.
+# Either way homa-hw, hw-sim and host-lib are compiled a second time (about
+# 140-160 s): this build leaves out the dev-dependencies' features that the
+# tests' build has. Making the two builds share them is open. Users build wheels with
 # maturin (python/README.md); PYO3_BUILD_EXTENSION_MODULE is what maturin sets
 # so the module does not link libpython.
 PY_STAGE := target/python-stage
