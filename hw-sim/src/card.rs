@@ -99,6 +99,8 @@ pub struct Card {
     tx_stall_state: u64,
     /// Refused DMA writes, when kept rather than fatal.
     dma_faults: Option<Vec<DmaFault>>,
+    /// A tick owed to the core's `timer_tick` input ([`Card::timer_tick`]).
+    timer_tick: bool,
 }
 
 impl Card {
@@ -157,6 +159,7 @@ impl Card {
             tx_stall_per_mille: 0,
             tx_stall_state: 0,
             dma_faults: None,
+            timer_tick: false,
         }
     }
 
@@ -360,6 +363,13 @@ impl Card {
         done(self)
     }
 
+    /// Raises the core's `timer_tick` input for the next cycle: one tick of
+    /// the retransmission timers while the timer block's TICK_NS is 0 (a
+    /// harness driving them from wall time; ignored otherwise).
+    pub fn timer_tick(&mut self) {
+        self.timer_tick = true;
+    }
+
     /// One clock cycle of the whole card.
     pub fn step(&mut self) {
         if let Some(board) = self.board.as_mut() {
@@ -379,6 +389,7 @@ impl Card {
     fn step_core(&mut self) {
         let now = self.core.cycle();
         let c = &mut self.core;
+        c.set_timer_tick(std::mem::take(&mut self.timer_tick));
 
         // DMA write port: a beat on offer is written now or back-pressured.
         let wr_ready = if c.m_dma_wr_valid() {

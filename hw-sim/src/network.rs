@@ -348,6 +348,17 @@ impl SimNetwork {
         self.last_frame_cycle
     }
 
+    /// Every frame read from the UDP wire so far has reached its card's core:
+    /// none waits on the simulated link or in the card's RX queue. (Datagrams
+    /// still in the socket do not count: they are read every
+    /// `UDP_POLL_CYCLES`.) True on other networks.
+    pub fn inbound_idle(&self) -> bool {
+        match &self.links {
+            Links::Udp(_) => self.udp_arrivals.is_empty() && lock(&self.cards[0]).rx_idle(),
+            _ => true,
+        }
+    }
+
     /// On a UDP wire: waits up to `timeout` of wall time for a datagram
     /// (the card's clock stands still meanwhile); true if one is waiting.
     /// Other networks have no outside world: false at once.

@@ -70,6 +70,11 @@ pub struct HomaCore {
     pub clock: Signal<In, Clock>,
     /// Synchronous reset, active high.
     pub reset: Signal<In, bool>,
+    /// A tick of the retransmission timers, while the timer block's
+    /// TICK_NS is 0 (its prescaler stopped): a harness running a simulated
+    /// card against real-time peers drives it from wall time. Boards tie it
+    /// low.
+    pub timer_tick: Signal<In, bool>,
     /// CSR byte address.
     pub csr_addr: Signal<In, Bits<CSR_ADDR_BITS>>,
     pub csr_wr_data: Signal<In, Bits<32>>,
@@ -169,6 +174,7 @@ impl HomaCore {
         Self {
             clock: Default::default(),
             reset: Default::default(),
+            timer_tick: Default::default(),
             csr_addr: Default::default(),
             csr_wr_data: Default::default(),
             csr_wr_en: Default::default(),
@@ -447,6 +453,7 @@ impl Logic for HomaCore {
         // control sender) ----
         self.timer_csr.clock.next = self.clock.val();
         self.timer_csr.reset.next = self.reset.val();
+        self.timer_csr.ext_tick.next = self.timer_tick.val();
         self.timer_csr.offset.next = self.csr_addr.val().get_bits::<8>(0);
         self.timer_csr.select.next = self.csr_page.val() == self.timer_page.val();
         self.timer_csr.wr_en.next = self.csr_wr_en.val();

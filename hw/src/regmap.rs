@@ -275,9 +275,13 @@ pub mod grant {
 /// ticks (HomaModule's names), and what the resend timer did.
 pub mod timer {
     pub const BASE: u32 = 0x0500;
-    pub const VERSION: u32 = 0x0001_0002;
+    pub const VERSION: u32 = 0x0001_0003;
     /// The tick, in ns (1 to 2^24; the core counts it in cycles of 4 ns).
-    /// HomaModule ticks every 1 ms; a card can afford far less. RW.
+    /// HomaModule ticks every 1 ms; a card can afford far less. 0: the
+    /// core's prescaler stops and each cycle its `timer_tick` input is high
+    /// is a tick (a harness running a slow simulated card against real-time
+    /// peers drives it from wall time; the board top levels tie it low, so
+    /// there 0 stops the timers). RW.
     pub const TICK_NS: u32 = 0x0c;
     /// Ticks of silence before a receiver's first RESEND; 0: none. RW.
     pub const RESEND_TICKS: u32 = 0x10;

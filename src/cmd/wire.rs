@@ -7,14 +7,16 @@
 //! sends to RHOST:RPORT, one Ethernet frame (no FCS) per datagram, the format
 //! of QEMU's `-netdev dgram` (see docs/udp-wire.md). Hosts are IPv4 addresses.
 
+use std::cell::Cell;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
 use homa_host::{Nic, SimNetwork};
+use homa_hw::regmap::timer;
 use homa_hw_sim::udp_wire::UdpWire;
 use homa_wire::MacAddr;
 
@@ -26,6 +28,11 @@ pub const IDLE_CYCLES: u64 = 20_000;
 /// nothing arrives, the card runs a few cycles per sleep instead of tens of
 /// thousands per second (its timers, which count cycles, slow down alike).
 pub const IDLE_WAIT: Duration = Duration::from_millis(20);
+/// Cycles a card runs at most after a wall-time tick before it may sleep
+/// again, waiting for its resend timer's sweep over every RPC slot to end
+/// (1,024 cycles and 16 more per busy group of 16 slots,
+/// `homa_hw::rx::resend_timer`: 17,408 with every slot live).
+pub const SWEEP_CYCLES: u64 = 20_000;
 
 /// A card's port on a UDP wire: `udp:LHOST:LPORT:RHOST:RPORT`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,12 +126,31 @@ pub struct WireArgs {
     /// giving up on RPCs the peer is still working on.
     #[arg(long)]
     pub tick_ns: Option<u32>,
+    /// Drive the card's timer ticks from wall time instead, one every this
+    /// many microseconds (the card's prescaler stopped: TICK_NS 0), so its
+    /// timeouts hold in wall time against a real-time peer (RESENDs after 5
+    /// ticks of silence, giving up after 200). A tick waits while frames
+    /// read from the wire are still queued for the card: silence is the
+    /// peer's, not the simulation's backlog. The kernel-Homa VM test uses 20,000.
+    #[arg(long, value_name = "US", conflicts_with = "tick_ns")]
+    pub wall_tick_us: Option<u64>,
+}
+
+/// Ticks of a card's timers taken from wall time (`--wall-tick-us`).
+struct WallTicks {
+    period: Duration,
+    next: Cell<Instant>,
+    /// After a tick: the timer block's SWEEPS count then, and the cycle
+    /// the card may sleep again at the latest; it runs, not sleeping, until
+    /// the count moves (the tick's sweep is over) or that cycle.
+    sweep: Cell<Option<(u32, u64)>>,
 }
 
 /// One simulated card on its UDP wire, opened through the host library.
 pub struct Card {
     pub network: Arc<Mutex<SimNetwork>>,
     pub nic: Nic,
+    wall_ticks: Option<WallTicks>,
 }
 
 impl WireArgs {
@@ -144,13 +170,29 @@ impl WireArgs {
         let network = Arc::new(Mutex::new(network));
         let nic = Nic::open_sim(&network, 0)?;
         nic.set_address(self.mac.0, self.ip)?;
-        if let Some(ns) = self.tick_ns {
-            use homa_hw::regmap::timer;
+        let tick_ns = match (self.tick_ns, self.wall_tick_us) {
+            (_, Some(0)) => anyhow::bail!("--wall-tick-us 0: give a period of at least 1 us"),
+            (_, Some(_)) => Some(0),
+            (ns, None) => ns,
+        };
+        if let Some(ns) = tick_ns {
             nic.device()
                 .backend()
                 .csr_write(timer::BASE + timer::TICK_NS, ns)?;
         }
-        Ok(Card { network, nic })
+        let wall_ticks = self.wall_tick_us.map(|us| {
+            let period = Duration::from_micros(us);
+            WallTicks {
+                period,
+                next: Cell::new(Instant::now() + period),
+                sweep: Cell::new(None),
+            }
+        });
+        Ok(Card {
+            network,
+            nic,
+            wall_ticks,
+        })
     }
 
     /// The MAC of `ip`, from `--neighbor`.
@@ -179,13 +221,44 @@ impl Card {
     }
 
     /// Lets the card run a few cycles; when it has been idle for
-    /// `IDLE_CYCLES`, first sleeps until a datagram arrives or `IDLE_WAIT`
-    /// passes.
+    /// `IDLE_CYCLES`, first sleeps until a datagram arrives, `IDLE_WAIT`
+    /// passes or a wall-time tick is due. A due tick is given to the card
+    /// once nothing read from the wire waits for the card (on the simulated
+    /// link or in its RX queue; a datagram still in the socket does not
+    /// hold it back, or a peer that never pauses would stop the card's
+    /// timers); missed ticks are not made up (the card remembers one tick
+    /// during a sweep anyway).
     pub fn wait(&self) {
         {
             let mut network = self.network();
-            if network.cycle() - network.last_frame_cycle() > IDLE_CYCLES {
-                network.wait_for_wire(IDLE_WAIT);
+            let cycle = network.cycle();
+            let mut sweeping = false;
+            if let Some(ticks) = &self.wall_ticks {
+                let sweeps = |network: &mut SimNetwork| {
+                    network.access(0, |c| c.csr_read(timer::BASE + timer::SWEEPS))
+                };
+                if let Some((before, until)) = ticks.sweep.get() {
+                    sweeping = cycle < until && sweeps(&mut network) == before;
+                    if !sweeping {
+                        ticks.sweep.set(None);
+                    }
+                }
+                if !sweeping && Instant::now() >= ticks.next.get() && network.inbound_idle() {
+                    let before = sweeps(&mut network);
+                    network.access(0, |c| c.timer_tick());
+                    ticks.next.set(Instant::now() + ticks.period);
+                    ticks.sweep.set(Some((before, cycle + SWEEP_CYCLES)));
+                    sweeping = true;
+                }
+            }
+            if !sweeping && cycle - network.last_frame_cycle() > IDLE_CYCLES {
+                let wait = self.wall_ticks.as_ref().map_or(IDLE_WAIT, |t| {
+                    t.next
+                        .get()
+                        .saturating_duration_since(Instant::now())
+                        .min(IDLE_WAIT)
+                });
+                network.wait_for_wire(wait);
             }
         }
         self.nic.wait();

@@ -204,6 +204,8 @@ impl Logic for BoardLogic {
         // ---- core ----
         self.core.clock.next = self.core_clock.val();
         self.core.reset.next = self.core_reset_req.val();
+        // The timers tick from the core's own prescaler on a board.
+        self.core.timer_tick.next = false;
 
         // ---- CSR: board registers above bit 23, the core below ----
         self.regs.clock.next = self.core_clock.val();

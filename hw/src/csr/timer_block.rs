@@ -24,7 +24,11 @@ pub struct TimerBlock {
     pub wr_data: Signal<In, Bits<32>>,
     /// The addressed register, or 0 when not selected.
     pub rd_data: Signal<Out, Bits<32>>,
-    /// One cycle in every TICK_NS / 4 (the core's 250 MHz clock).
+    /// A tick from outside the core (the core's `timer_tick` port), taken
+    /// instead of the prescaler's while TICK_NS is 0.
+    pub ext_tick: Signal<In, bool>,
+    /// One cycle in every TICK_NS / 4 (the core's 250 MHz clock), or
+    /// `ext_tick` registered while TICK_NS is 0.
     pub tick: Signal<Out, bool>,
     pub resend_ticks: Signal<Out, Bits<8>>,
     pub resend_interval: Signal<Out, Bits<8>>,
@@ -56,7 +60,8 @@ impl Default for TimerBlock {
         );
         let c8 = |v: u32| Constant::new((v as u64).to_bits());
         // What a write is clamped to: the tick to 2^24 ns (the prescaler
-        // counts 22 bits of 4 ns cycles; under 8 ns it ticks every cycle);
+        // counts 22 bits of 4 ns cycles; 1 to 7 ns tick every cycle, 0 takes
+        // `ext_tick`);
         // ticks to 8 bits.
         let max_of = |reg: u32| match reg {
             timer::TICK_NS => 1 << 24,
@@ -70,6 +75,7 @@ impl Default for TimerBlock {
             wr_en: Default::default(),
             wr_data: Default::default(),
             rd_data: Default::default(),
+            ext_tick: Default::default(),
             tick: Default::default(),
             resend_ticks: Default::default(),
             resend_interval: Default::default(),
@@ -115,6 +121,11 @@ impl Logic for TimerBlock {
             if self.tunables.value[0].val().get_bits::<22>(2) == 0 {
                 self.countdown.d.next = 0.into();
             }
+        }
+        // TICK_NS 0: the prescaler stops and the ticks are the port's.
+        if self.tunables.value[0].val() == 0 {
+            self.tick.next = self.ext_tick.val();
+            self.countdown.d.next = 0.into();
         }
         if self.reset.val() {
             self.countdown.d.next = 0.into();
