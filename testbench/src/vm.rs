@@ -490,8 +490,13 @@ impl VmSession {
         })
     }
 
-    /// The console so far, one string.
-    pub fn console(&self) -> String {
+    /// The console so far, one string: the lines waited for and those the
+    /// guest printed since (a failure report needs what came after the last
+    /// line a test waited for).
+    pub fn console(&mut self) -> String {
+        while let Ok(line) = self.lines.try_recv() {
+            self.console.push(line);
+        }
         self.console.join("\n")
     }
 

@@ -12,21 +12,20 @@
 //!    card sent GRANTs, no DATA it sent went past what the guest granted (or
 //!    the unscheduled bytes), and its grants never had more than max_incoming
 //!    bytes granted and not received.
-//! 4. Opt-in, HOMA_VM_LOSS=fraction: all of it again with the card dropping
-//!    that share of the frames it receives (`--loss`): the guest's requests
-//!    and responses lose datagrams, the card's RESENDs should recover them,
-//!    and the card acks every response it completes (so HomaModule's server
-//!    frees the RPC). The card's timers tick from wall time here
-//!    (`--wall-tick-us`, CARD_WALL_TICK_US). State on 4 December 2026 at
-//!    0.02, three runs: the guest's client against the card's server passes,
-//!    1 MB included (its 1 MB request recovered in 2.2-3.2 s; it needed the
-//!    RX engine's fix for HomaModule's retransmissions, whose `incoming` is
-//!    their own end, and the wall-time tick); the card's client against the
-//!    guest's server does not: the guest stops sending its 1 MB response a
-//!    packet short of what the card granted and answers none of the card's
-//!    RESENDs (no DATA, no BUSY, no RPC_UNKNOWN: 40 of them over 4 s), and
-//!    the card gives up (`timeout_ticks`). Not understood; the guest's own
-//!    state is not visible from here (its console is lost when it is killed).
+//! 4. All of it again with the card dropping 10% of the frames it receives
+//!    (`--loss`; HOMA_VM_LOSS=fraction sets another share, 0 skips this
+//!    part): the guest's requests and responses lose datagrams and the
+//!    card's RESENDs recover them; the card acks every response it completes
+//!    and the guest's server waits until HomaModule has freed every one
+//!    (`homa-vm-guest server` fails if any is still held 120 s on). The
+//!    card's timers tick from wall time here (`--wall-tick-us`,
+//!    CARD_WALL_TICK_US). Measured 5 December 2026 (three runs at 0.1, one at
+//!    0.05 and three at 0.02, all passed): at 0.1 the card's client took
+//!    7.8-9.6 s for its four RPCs and the guest's server had every response
+//!    acked and freed 6.9-8.7 s after handing over the last (0.2 s clean);
+//!    the guest's 1 MB request and response each went out three to four
+//!    times over, because the card records at most four gaps per message
+//!    and drops a packet that would open a fifth, so it asks for long ranges.
 //!
 //! Needs qemu-system-x86_64, busybox-static, `target/homa-vm` from
 //! `testbench/vm/fetch-homa.sh` (the guest kernel and homa.ko) and the release
@@ -79,6 +78,9 @@ const MAX_INCOMING: u64 = 400_000;
 /// The link speed the guest's HomaModule paces its DATA to (sysctl
 /// link_mbps): its default, unless HOMA_VM_LINK_MBPS says otherwise.
 const LINK_MBPS: u32 = 25_000;
+/// The share of the frames it receives the card drops in the lossy exchange
+/// (HOMA_VM_LOSS overrides; 0 skips it): the 10% of issue 9's loss tests.
+const LOSS: f64 = 0.1;
 /// Boot, both directions and shutdown; a run takes about a minute or two.
 const TIMEOUT: Duration = Duration::from_secs(600);
 /// The card's timer tick in the lossy exchange, in wall-time microseconds
@@ -259,6 +261,16 @@ impl CaptureCheck {
                     let m = from_card.entry(id ^ 1).or_default();
                     m.granted = m.granted.max(g.offset);
                 }
+                (Body::Resend(r), false) => {
+                    // HomaModule's receiver asks only for granted bytes, and
+                    // its sender takes a RESEND past its grant as the grant
+                    // it lost (homa_resend_pkt): so may the card. Length -1
+                    // (all sent so far) grants nothing.
+                    let m = from_card.entry(id ^ 1).or_default();
+                    if r.length != u32::MAX {
+                        m.granted = m.granted.max(r.offset.saturating_add(r.length));
+                    }
+                }
                 (Body::Grant(g), true) => {
                     c.card_grants += 1;
                     c.card_grant_max = c.card_grant_max.max(g.offset);
@@ -324,7 +336,7 @@ fn note(line: &str) {
 #[test]
 fn kernel_homa_in_a_vm_and_the_card_exchange_megabyte_rpcs_with_grants() {
     if std::env::var("HOMA_VM_TEST").as_deref() != Ok("1") {
-        return skip("it is opt-in (about 16 s itself, but it needs the release card, a release build of the workspace, and 120 MB of Debian packages: too much for `make test`): HOMA_VM_TEST=1 runs it");
+        return skip("it is opt-in (about 40 s itself, but it needs the release card, a release build of the workspace, and 120 MB of Debian packages: too much for `make test`): HOMA_VM_TEST=1 runs it");
     }
     let Some(qemu) = vm::find_qemu() else {
         return skip("qemu-system-x86_64 is not installed");
@@ -365,12 +377,13 @@ fn kernel_homa_in_a_vm_and_the_card_exchange_megabyte_rpcs_with_grants() {
     // client lose datagrams, which the card's RESENDs recover, and the card
     // acks every response it completes so HomaModule's server frees it.
     exchange(&setup, "clean", 0.0, None);
-    let Some(loss) = std::env::var("HOMA_VM_LOSS")
+    let loss = std::env::var("HOMA_VM_LOSS")
         .ok()
         .and_then(|v| v.parse::<f64>().ok())
-    else {
+        .unwrap_or(LOSS);
+    if loss <= 0.0 {
         return;
-    };
+    }
     let lossy = exchange(&setup, "lossy", loss, Some(CARD_WALL_TICK_US));
     for (what, c) in [("card as server", &lossy.0), ("card as client", &lossy.1)] {
         assert!(
@@ -491,7 +504,7 @@ fn exchange(
     .map(|s| s.to_string())
     .collect();
     let mut guest = VmSession::spawn(&qemu, &args).expect("qemu");
-    let fail = |guest: &VmSession, why: String| -> ! {
+    let fail = |guest: &mut VmSession, why: String| -> ! {
         panic!(
             "{why}\nguest console:\n{}\n(the card's captures: {})",
             guest.console(),
@@ -513,7 +526,7 @@ fn exchange(
     let (server_ok, server_out) = wait_output(server, Duration::from_secs(60), "homa-nic server");
     if !verdict.starts_with("HOMA-VM CLIENT PASS") {
         fail(
-            &guest,
+            &mut guest,
             format!("guest client: {verdict}\ncard server:\n{server_out}"),
         );
     }
@@ -543,7 +556,7 @@ fn exchange(
     let rpc_wall = rpc_start.elapsed();
     if !client_ok {
         fail(
-            &guest,
+            &mut guest,
             format!("homa-nic rpc to the guest's server failed:\n{client_out}"),
         );
     }

@@ -5,7 +5,10 @@
 //!
 //! `client` sends one request per `--size` to the card's echo server and
 //! checks each response byte for byte; `server` answers `--count` requests
-//! with their own bytes (the card's `homa-nic rpc` checks them). Each prints
+//! with their own bytes (the card's `homa-nic rpc` checks them) and then
+//! waits until the card has acked every response, which is when HomaModule
+//! frees it (the socket stays open meanwhile: closing it would abort a
+//! response still being resent). Each prints
 //! one `HOMA-VM ...` line per RPC and ends with `HOMA-VM CLIENT PASS`,
 //! `HOMA-VM SERVER PASS` or `HOMA-VM ... FAIL: <why>`; the host reads them on
 //! the serial console. A watchdog ends a stuck run with the socket's RPC
@@ -134,12 +137,17 @@ enum Cmd {
         #[arg(long, value_delimiter = ',', required = true)]
         size: Vec<usize>,
     },
-    /// Answer `--count` requests on `--port` with their own bytes.
+    /// Answer `--count` requests on `--port` with their own bytes, then wait
+    /// until the client has acked every response.
     Server {
         #[arg(long, default_value_t = 99)]
         port: u16,
         #[arg(long)]
         count: usize,
+        /// Fail if responses are still held (unacked) this long after the last
+        /// one was handed to the kernel.
+        #[arg(long, default_value_t = 120)]
+        drain_s: u64,
     },
 }
 
@@ -464,7 +472,7 @@ fn client(socket: &mut HomaSocket, to: SocketAddrV4, sizes: &[usize]) -> anyhow:
     Ok(())
 }
 
-fn server(socket: &mut HomaSocket, port: u16, count: usize) -> anyhow::Result<()> {
+fn server(socket: &mut HomaSocket, port: u16, count: usize, drain_s: u64) -> anyhow::Result<()> {
     say(&format!("HOMA-VM SERVER READY port {port}"));
     for n in 0..count {
         let request = socket.receive().with_context(|| format!("request {n}"))?;
@@ -483,12 +491,28 @@ fn server(socket: &mut HomaSocket, port: u16, count: usize) -> anyhow::Result<()
             request.peer
         ));
     }
-    // The card acks each response (in a later DATA, or with ACK when asked by
-    // NEED_ACK); report what is still held rather than wait for it.
-    std::thread::sleep(Duration::from_millis(500));
+    // send() returns once the response is queued, not once it is delivered:
+    // closing the socket now would abort a response still being sent (or
+    // resent after a loss) and answer the client's RESENDs with ICMP port
+    // unreachable. HomaModule frees a server RPC when its client acks it (in
+    // a later DATA, or with ACK when asked by NEED_ACK): wait for that.
+    let start = Instant::now();
+    loop {
+        let (_, held) = socket.info(64)?;
+        if held.is_empty() {
+            break;
+        }
+        ensure!(
+            start.elapsed() < Duration::from_secs(drain_s),
+            "{} responses still held (not acked) {drain_s} s after the last was sent\n{}",
+            held.len(),
+            socket.describe_rpcs()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     say(&format!(
-        "HOMA-VM server after 0.5 s: {}",
-        socket.describe_rpcs().trim_end()
+        "HOMA-VM server: every response acked and freed {:.2} s after the last was sent",
+        start.elapsed().as_secs_f64()
     ));
     Ok(())
 }
@@ -529,7 +553,11 @@ fn main() {
     });
     let result = match &cli.command {
         Cmd::Client { to, size } => client(&mut socket, *to, size),
-        Cmd::Server { port, count } => server(&mut socket, *port, *count),
+        Cmd::Server {
+            port,
+            count,
+            drain_s,
+        } => server(&mut socket, *port, *count, *drain_s),
     };
     say(&format!("HOMA-VM {role} homa_metrics: {}", homa_metrics()));
     match result {
