@@ -50,6 +50,7 @@ pub use models::grant_scheduler::GrantScheduler;
 pub use models::homa_core::HomaCore;
 pub use models::pcie_completer::PcieCompleter;
 pub use models::pcie_requester::PcieRequester;
+pub use models::resend_timer::ResendTimer;
 pub use models::rpc_table::RpcTable;
 pub use models::rx_fifo::RxFifo;
 pub use models::rx_parser::RxParser;

@@ -34,7 +34,11 @@
 //! live entry into it, and cleared by the sweep when it read all 16 entries
 //! of the group dead and the engine wrote no live entry into the group
 //! meanwhile (`touched`). A group whose bit is clear is skipped in one
-//! cycle. So a sweep costs 1,024 cycles plus 16 per group holding a live
+//! cycle. The sweep reads the bits from a copy of the word it is in
+//! (`cur_word`, shifted a group at a time, the next word loaded at the
+//! word's end), so a group marked busy after its word was copied is
+//! passed over this sweep: its entry was just written, and its silence
+//! counts one tick slower, never faster. So a sweep costs 1,024 cycles plus 16 per group holding a live
 //! message: 4.2 us at 250 MHz with a few dozen messages in flight, 68 us
 //! with every slot live, against 65.5 us for every sweep when it visited
 //! each slot (the first version). A tick shorter than a sweep waits for it
@@ -77,6 +81,7 @@ use crate::rx::rpc_table::SLOT_BITS;
 const WATCH_BITS: usize = 58;
 /// Slot groups of 16, 64 to a word of `groups`.
 const GROUP_WORDS: usize = (1 << SLOT_BITS) / 16 / 64;
+const LAST_WORD: usize = GROUP_WORDS - 1;
 
 #[derive(LogicBlock)]
 pub struct ResendTimer {
@@ -175,9 +180,16 @@ pub struct ResendTimer {
     /// Per group of 16 slots: it may hold a live entry (word w, bit b:
     /// group 64 w + b).
     groups: [DFF<Bits<64>>; GROUP_WORDS],
-    /// The group `scan_index` is in may hold a live entry.
-    scan_group_word: Signal<Local, Bits<64>>,
-    scan_group_busy: Signal<Local, bool>,
+    /// The busy bits of the word `scan_index` is in, from its group on
+    /// (bit 0: its group), and of the word after stage 1's (two cycles
+    /// behind `scan_index`, loaded into `cur_word` at the word's end).
+    cur_word: DFF<Bits<64>>,
+    next_word: DFF<Bits<64>>,
+    /// Stage 1's word.
+    next_word_index: Signal<Local, Bits<4>>,
+    /// The sweep moves to the next group this cycle (`cur_word` shifts, or
+    /// at a word's end loads `next_word`).
+    next_group: Signal<Local, bool>,
     /// The sweep skips the group `scan_index` starts this cycle.
     skip: Signal<Local, bool>,
     /// The group the entry in stage 1 belongs to: a live entry seen in it
@@ -271,8 +283,10 @@ impl Default for ResendTimer {
             last_group: Constant::new(((1u64 << SLOT_BITS) - 16).to_bits()),
             live_bit: Constant::new(1u64.to_bits()),
             groups: Default::default(),
-            scan_group_word: Default::default(),
-            scan_group_busy: Default::default(),
+            cur_word: Default::default(),
+            next_word: Default::default(),
+            next_word_index: Default::default(),
+            next_group: Default::default(),
             skip: Default::default(),
             group_live: Default::default(),
             group_live_now: Default::default(),
@@ -311,7 +325,9 @@ impl Logic for ResendTimer {
             touched,
             g_pending,
             g_slot,
-            g_offset
+            g_offset,
+            cur_word,
+            next_word
         );
         self.watch.read_clock.next = self.clock.val();
         self.watch.write_clock.next = self.clock.val();
@@ -345,21 +361,34 @@ impl Logic for ResendTimer {
         self.watch.read_address.next = self.scan_index.q.val();
         self.granted.read_address.next = self.scan_index.q.val();
         // Is the group `scan_index` is in busy? (A group starts at a
-        // multiple of 16; only there is it skipped.)
-        self.scan_group_word.next = self.groups[0].q.val();
-        for w in 0..GROUP_WORDS {
-            if self.scan_index.q.val().get_bits::<4>(10).index() == w {
-                self.scan_group_word.next = self.groups[w].q.val();
+        // multiple of 16; only there is it skipped.) Its bit is `cur_word`'s
+        // first: a group's bit is not looked up where it is kept (a 1,024-way
+        // mux in front of `scan_index`'s adder was 23 LUT levels), the sweep
+        // carries a copy of its word along.
+        // The word after stage 1's, not after `scan_index`'s: after a
+        // replay back across a word's end the two differ for a cycle, and
+        // `next_word` must name the word that follows the one reread.
+        self.next_word_index.next = self.s1_slot.q.val().get_bits::<4>(10);
+        self.next_word.d.next = self.groups[0].q.val();
+        for w in 0..LAST_WORD {
+            if self.next_word_index.val().index() == w {
+                self.next_word.d.next = self.groups[w + 1].q.val();
             }
         }
-        self.scan_group_busy.next = self
-            .scan_group_word
-            .val()
-            .get_bit(self.scan_index.q.val().get_bits::<6>(4).index());
         self.skip.next = self.scanning.q.val()
             & !self.clearing.q.val()
             & (self.scan_index.q.val().get_bits::<4>(0) == 0)
-            & !self.scan_group_busy.val();
+            & !self.cur_word.q.val().get_bit(0);
+        self.next_group.next = self.skip.val()
+            | (self.scanning.q.val()
+                & !self.clearing.q.val()
+                & (self.scan_index.q.val().get_bits::<4>(0) == 15));
+        if self.next_group.val() {
+            self.cur_word.d.next = self.cur_word.q.val() >> 1;
+            if self.scan_index.q.val().get_bits::<6>(4) == 63 {
+                self.cur_word.d.next = self.next_word.q.val();
+            }
+        }
         self.s1_valid.d.next = self.scanning.q.val() & !self.skip.val();
         self.s1_slot.d.next = self.scan_index.q.val();
         self.s1_stale.d.next =
@@ -385,6 +414,7 @@ impl Logic for ResendTimer {
             self.tick_pending.d.next = false;
             self.scanning.d.next = true;
             self.scan_index.d.next = 0.into();
+            self.cur_word.d.next = self.groups[0].q.val();
         }
 
         // ---- the entry read: one tick more of silence; due? ----
@@ -567,6 +597,12 @@ impl Logic for ResendTimer {
         }
         if self.replay.val() {
             self.scan_index.d.next = self.s1_slot.q.val();
+            // Back to stage 1's slot: its group (busy: it was read) is the
+            // one `scan_index` is in, or the one before.
+            self.cur_word.d.next = self.cur_word.q.val();
+            if self.scan_index.q.val().get_bits::<10>(4) != self.s1_slot.q.val().get_bits::<10>(4) {
+                self.cur_word.d.next = (self.cur_word.q.val() << 1) | self.one64.val();
+            }
             self.scanning.d.next = true;
             self.s1_valid.d.next = false;
             self.tick_pending.d.next = self.tick_pending.q.val() | self.tick.val();
