@@ -1,6 +1,10 @@
 //! A dead peer (issue 9): a request to a host that never answers ends in a
 //! typed timeout error within the configured time, and the card holds
-//! nothing for it afterwards.
+//! nothing for it afterwards. And the same seen from the other side: an
+//! endpoint closed with RPCs in flight fails its peer's calls with a typed
+//! error, both cards give back everything the RPCs held (slots, grants,
+//! held messages, bpages), by their timers where no packet says so, and the
+//! port opened again serves as before.
 
 mod support;
 
@@ -8,7 +12,7 @@ use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex};
 
 use homa_host::{Endpoint, Error, Nic, Peer, SimNetwork};
-use homa_hw::regmap::{rx_counters, timer};
+use homa_hw::regmap::{endpoint, grant, rx_counters, timer};
 
 #[test]
 fn a_request_to_a_dead_peer_times_out_and_leaves_nothing_held() {
@@ -59,7 +63,6 @@ fn a_request_to_a_dead_peer_times_out_and_leaves_nothing_held() {
 
 #[test]
 fn a_response_cut_off_by_its_servers_death_fails_and_the_client_holds_nothing() {
-    use homa_hw::regmap::{endpoint, grant};
     use homa_hw_sim::cable::CableFaults;
     let (network, nics) = support::cards("dead_server", 2);
     let csr = |nic: &Nic, at: u32| nic.device().backend().csr_read(at).unwrap();
@@ -107,4 +110,212 @@ fn a_response_cut_off_by_its_servers_death_fails_and_the_client_holds_nothing() 
         nics[1].wait();
     }
     assert_eq!(held(&nics[1]), 0);
+}
+
+fn csr(nic: &Nic, at: u32) -> u32 {
+    nic.device().backend().csr_read(at).unwrap()
+}
+
+/// What a card holds for RPCs: messages in its RX and TX tables, bytes
+/// granted and not received.
+fn held(nic: &Nic) -> (u32, u32, u32) {
+    (
+        csr(nic, rx_counters::BASE + rx_counters::RX_MESSAGES_HELD),
+        csr(nic, rx_counters::BASE + rx_counters::TX_MESSAGES_HELD),
+        csr(nic, grant::BASE + grant::TOTAL_INCOMING),
+    )
+}
+
+/// Runs the cards until neither holds anything, for at most three timeouts
+/// (`timeout_ticks` of silence ends whatever no packet ends).
+fn drain(nics: &[Nic]) {
+    let ticks = csr(&nics[0], timer::BASE + timer::TIMEOUT_TICKS) as u64;
+    let tick_ns = csr(&nics[0], timer::BASE + timer::TICK_NS) as u64;
+    let limit =
+        nics[0].cycle().unwrap() + ((3 * ticks * tick_ns) as f64 / nics[0].cycle_ns()) as u64;
+    while nics.iter().any(|n| held(n) != (0, 0, 0)) {
+        assert!(
+            nics[0].cycle().unwrap() < limit,
+            "still held after three timeouts: {:?}",
+            nics.iter().map(held).collect::<Vec<_>>()
+        );
+        nics[0].wait();
+    }
+}
+
+/// Bytes of a test message, different for every `seed`.
+fn pattern(size: usize, seed: usize) -> Vec<u8> {
+    (0..size).map(|i| (i * 7 + seed * 13 + 3) as u8).collect()
+}
+
+/// Runs the cards, the server echoing every request it gets, until each of
+/// the client's `calls` (id and request) has ended; returns how each ended.
+/// A response must be its request, byte for byte. Fails after three
+/// timeouts.
+fn serve_until_ended(
+    client: &mut Endpoint,
+    server: &mut Endpoint,
+    calls: &[(homa_host::RpcId, Vec<u8>)],
+) -> Vec<Result<(), Error>> {
+    let nic = client.nic().clone();
+    let ticks = csr(&nic, timer::BASE + timer::TIMEOUT_TICKS) as u64;
+    let tick_ns = csr(&nic, timer::BASE + timer::TICK_NS) as u64;
+    let limit = nic.cycle().unwrap() + ((3 * ticks * tick_ns) as f64 / nic.cycle_ns()) as u64;
+    let mut ended: Vec<Option<Result<(), Error>>> = calls.iter().map(|_| None).collect();
+    while ended.iter().any(Option::is_none) {
+        assert!(
+            nic.cycle().unwrap() < limit,
+            "calls still waiting after three timeouts: {ended:?}"
+        );
+        while let Some(request) = server.try_recv_request().unwrap() {
+            let echo = request.message().to_vec();
+            server.reply(request.id(), &echo).unwrap();
+        }
+        for (k, (id, sent)) in calls.iter().enumerate() {
+            if ended[k].is_none() && client.response_ready(*id).unwrap() {
+                ended[k] = Some(match client.try_recv_response(*id) {
+                    Ok(Some(response)) => {
+                        assert_eq!(&response.message().to_vec(), sent, "{id:?}'s response");
+                        Ok(())
+                    }
+                    Ok(None) => unreachable!("ready"),
+                    Err(e) => Err(e),
+                });
+            }
+        }
+        nic.wait();
+    }
+    ended.into_iter().map(Option::unwrap).collect()
+}
+
+/// One RPC, checked byte for byte, within three timeouts.
+fn echo_once(client: &mut Endpoint, server: &mut Endpoint, size: usize) {
+    let nic = server.nic();
+    let to = Peer::new(nic.ip(), nic.mac(), server.port());
+    let request = pattern(size, 99);
+    let id = client.send_request(to, &request).unwrap();
+    let ended = serve_until_ended(client, server, &[(id, request)]);
+    assert!(ended[0].is_ok(), "{:?}", ended[0]);
+}
+
+#[test]
+fn a_server_closed_with_requests_in_service_fails_its_clients_and_holds_nothing() {
+    let (_network, nics) = support::cards("close_server", 2);
+    let mut client = Endpoint::open(&nics[0], 1000).unwrap();
+    let mut server = Endpoint::open(&nics[1], 99).unwrap();
+    let client_free = client.bpages_free().unwrap();
+    let to = Peer::new(nics[1].ip(), nics[1].mac(), 99);
+
+    // One request taken by the server (in service, never answered), one
+    // past the unscheduled bytes half granted, one arriving: then the
+    // server goes away.
+    let ids: Vec<_> = [100usize, 300_000, 40_000]
+        .iter()
+        .map(|&n| client.send_request(to, &vec![5u8; n]).unwrap())
+        .collect();
+    let taken = server.recv_request().unwrap();
+    assert_eq!(taken.id().0 & !1, ids[0].0 & !1, "the small request first");
+    drop(taken);
+    drop(server);
+
+    for id in ids {
+        let err = client.recv_response(id).unwrap_err();
+        assert!(matches!(err, Error::Timeout(i) if i == id), "{id:?}: {err}");
+    }
+    drain(&nics);
+    assert_eq!(client.bpages_free().unwrap(), client_free);
+    assert_eq!(client.outstanding(), 0);
+
+    // The port serves again.
+    let mut server = Endpoint::open(&nics[1], 99).unwrap();
+    echo_once(&mut client, &mut server, 50_000);
+}
+
+#[test]
+fn a_client_closed_with_rpcs_in_flight_leaves_neither_card_holding_anything() {
+    let (_network, nics) = support::cards("close_client", 2);
+    let mut client = Endpoint::open(&nics[0], 1000).unwrap();
+    let mut server = Endpoint::open(&nics[1], 99).unwrap();
+    let to = Peer::new(nics[1].ip(), nics[1].mac(), 99);
+    let server_free = server.bpages_free().unwrap();
+
+    // Two RPCs: one answered with 300 KB that the client never reads, one
+    // the server has not answered when the client goes away.
+    let a = client.send_request(to, &[1u8; 1_000]).unwrap();
+    let b = client.send_request(to, &[2u8; 80_000]).unwrap();
+    let first = server.recv_request().unwrap();
+    server.reply(first.id(), &vec![9u8; 300_000]).unwrap();
+    let second = server.recv_request().unwrap();
+    let _ = (a, b);
+    drop(client);
+
+    // The late answer goes to a closed port.
+    server.reply(second.id(), &[3u8; 2_000]).unwrap();
+    drop((first, second));
+    drain(&nics);
+    let counted = |nic: &Nic, at: u32| csr(nic, rx_counters::BASE + at);
+    assert!(
+        counted(&nics[0], rx_counters::DROP_NO_ENDPOINT) > 0,
+        "the client's card never met a packet for the closed port"
+    );
+    assert_eq!(server.bpages_free().unwrap(), server_free);
+    assert_eq!(
+        csr(&nics[1], endpoint::base(0) + endpoint::RX_BPAGES_FREE),
+        server_free
+    );
+
+    // The port serves again.
+    let mut client = Endpoint::open(&nics[0], 1000).unwrap();
+    echo_once(&mut client, &mut server, 50_000);
+}
+
+#[test]
+fn a_port_opened_again_at_once_gets_nothing_of_the_endpoint_before() {
+    // The server goes away with a request half received (its bpages taken
+    // from the old RX area) and comes back on the same port at once. What
+    // the card kept for the old endpoint must neither land in the new
+    // endpoint's memory nor give its pages to the new pool; the client's
+    // calls end (a timeout, or a response from the new server if the
+    // request started over), and the port serves.
+    let (_network, nics) = support::cards("reopen_server", 2);
+    let mut client = Endpoint::open(&nics[0], 1000).unwrap();
+    let mut server = Endpoint::open(&nics[1], 99).unwrap();
+    let to = Peer::new(nics[1].ip(), nics[1].mac(), 99);
+    let calls: Vec<_> = [(100usize, 1usize), (300_000, 2), (900_000, 3)]
+        .iter()
+        .map(|&(n, seed)| {
+            let request = pattern(n, seed);
+            (client.send_request(to, &request).unwrap(), request)
+        })
+        .collect();
+    let taken = server.recv_request().unwrap();
+    assert_eq!(
+        taken.id().0 & !1,
+        calls[0].0 .0 & !1,
+        "the small request first"
+    );
+    drop(taken);
+    drop(server);
+    let mut server = Endpoint::open(&nics[1], 99).unwrap();
+    let server_free = server.bpages_free().unwrap();
+
+    let ended = serve_until_ended(&mut client, &mut server, &calls);
+    for ((id, _), how) in calls.iter().zip(&ended) {
+        assert!(
+            matches!(how, Ok(()) | Err(Error::Timeout(_))),
+            "{id:?} ended with {how:?}"
+        );
+    }
+    drain(&nics);
+    let counted = |at: u32| csr(&nics[1], rx_counters::BASE + at);
+    assert!(
+        counted(rx_counters::DROP_NO_ENDPOINT) > 0,
+        "no packet of the old endpoint's message came after it closed"
+    );
+    assert_eq!(
+        server.bpages_free().unwrap(),
+        server_free,
+        "the new endpoint's pool lost pages or gained the old area's"
+    );
+    echo_once(&mut client, &mut server, 200_000);
 }

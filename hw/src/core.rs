@@ -291,6 +291,15 @@ impl Logic for HomaCore {
             self.endpoints[e].cpl_producer.next = self.cpl_writer.producer[e].val();
             self.tx_engine.ep_port[e].next = self.endpoints[e].port.val();
             self.tx_engine.ep_tx_producer[e].next = self.endpoints[e].tx_producer.val();
+            // A PORT write starts the endpoint over: ring indices to 0, its
+            // messages of before left to their timers; an RX_AREA write
+            // empties its bpage pool.
+            self.tx_engine.ep_restart[e].next = self.endpoints[e].port_written.val();
+            self.tx_engine.ep_generation[e].next = self.endpoints[e].generation.val();
+            self.rx_engine.ep_restart[e].next = self.endpoints[e].port_written.val();
+            self.rx_engine.ep_generation[e].next = self.endpoints[e].generation.val();
+            self.cpl_writer.restart[e].next = self.endpoints[e].port_written.val();
+            self.bpage_pool.clear[e].next = self.endpoints[e].area_written.val();
         }
         self.endpoints_rd_data.next = self.endpoints[0].rd_data.val()
             | self.endpoints[1].rd_data.val()
@@ -361,6 +370,7 @@ impl Logic for HomaCore {
             bit_cast::<32, OCCUPANCY_BITS>(self.rpc_table.occupancy.val());
         self.rx_counters.receiver[2].next = self.control_sender.busys_sent.val();
         self.rx_counters.receiver[3].next = self.control_sender.unknowns_sent.val();
+        self.rx_counters.receiver[4].next = self.cpl_writer.dropped.val();
         self.arp.clock.next = self.clock.val();
         self.arp.reset.next = self.reset.val();
         self.arp.s_axis_tdata.next = self.s_axis_rx_tdata.val();
@@ -562,6 +572,7 @@ impl Logic for HomaCore {
         self.cpl_writer.sel_ring.next = 0.into();
         self.cpl_writer.sel_ring_log2.next = 0.into();
         self.cpl_writer.sel_consumer.next = 0.into();
+        self.cpl_writer.sel_open.next = false;
         for e in 0..ENDPOINTS {
             if self.tx_engine.sel_endpoint.val().index() == e {
                 self.tx_engine.sel_tx_ring.next = self.endpoints[e].tx_ring.val();
@@ -571,6 +582,7 @@ impl Logic for HomaCore {
                 self.cpl_writer.sel_ring.next = self.endpoints[e].cpl_ring.val();
                 self.cpl_writer.sel_ring_log2.next = self.endpoints[e].cpl_ring_log2.val();
                 self.cpl_writer.sel_consumer.next = self.endpoints[e].cpl_consumer.val();
+                self.cpl_writer.sel_open.next = self.endpoints[e].port.val() != 0;
             }
         }
         self.m_dma_rd_req_valid.next = self.tx_engine.m_dma_rd_req_valid.val();

@@ -81,7 +81,8 @@ pub mod rx_counters {
     /// in 0x4c), sender events dropped at 0x78, the sender's counters from
     /// 0x9c. 1.6: the receiver's from 0xbc. 1.7: BUSYs and RPC_UNKNOWNs
     /// sent (0xc4, 0xc8); ACKS_SENT counts the TX engine's answers too.
-    pub const VERSION: u32 = 0x0001_0007;
+    /// 1.8: completions dropped for closed endpoints (0xcc).
+    pub const VERSION: u32 = 0x0001_0008;
     /// Counter of verdict v (0 = accepted, else the drop reason) is at
     /// `FIRST_COUNTER + 4 v`; 32 bits, wrapping.
     pub const FIRST_COUNTER: u32 = 0x0c;
@@ -173,13 +174,17 @@ pub mod rx_counters {
     /// RPC_UNKNOWNs sent: a RESEND for an RPC the card has no trace of (its
     /// client restarts a request, its server forgets a response).
     pub const RPC_UNKNOWNS_SENT: u32 = 0xc8;
-    /// The counters after the sender's (the receiver's state, and answers to
-    /// RESENDs) in address order.
-    pub const RECEIVER_COUNTERS: [u32; 4] = [
+    /// Completions not written because their endpoint had closed (or its
+    /// port was written) by the time they were due: nobody reads that ring.
+    pub const COMPLETIONS_DROPPED: u32 = 0xcc;
+    /// The counters after the sender's (the receiver's state, answers to
+    /// RESENDs, completions dropped) in address order.
+    pub const RECEIVER_COUNTERS: [u32; 5] = [
         INBOUND_EXPIRED,
         RX_MESSAGES_HELD,
         BUSYS_SENT,
         RPC_UNKNOWNS_SENT,
+        COMPLETIONS_DROPPED,
     ];
     /// The sender's counters (after DATA_ACCEPTED) in address order.
     pub const SENDER_COUNTERS: [u32; 8] = [
@@ -329,8 +334,14 @@ pub mod endpoint {
     pub const COUNT: usize = 4;
     /// Base of endpoint 0; endpoint e is at `BASE + e * BLOCK_SPAN`.
     pub const BASE: u32 = 0x1000;
-    pub const VERSION: u32 = 0x0001_0000;
-    /// The Homa port this endpoint serves (16 bits); 0: closed. RW.
+    /// 1.1: a PORT write starts the endpoint over (ring indices to 0, RPCs
+    /// of before left to the timers), an RX_AREA write empties its pool.
+    pub const VERSION: u32 = 0x0001_0001;
+    /// The Homa port this endpoint serves (16 bits); 0: closed. RW. Any
+    /// write starts the endpoint over: TX_PRODUCER, TX_CONSUMER,
+    /// CPL_CONSUMER and CPL_PRODUCER go to 0, and what the card holds for
+    /// RPCs begun before is no longer this endpoint's (dropped, released
+    /// or expired without completions).
     pub const PORT: u32 = 0x0c;
     /// IOVA of the TX descriptor ring, low and high words. RW.
     pub const TX_RING_LO: u32 = 0x10;
@@ -346,7 +357,9 @@ pub mod endpoint {
     pub const CPL_RING_LOG2: u32 = 0x28;
     /// Index after the last completion the host has consumed. RW.
     pub const CPL_CONSUMER: u32 = 0x2c;
-    /// IOVA of the receive buffer area, low and high words. RW.
+    /// IOVA of the receive buffer area, low and high words. RW. A write to
+    /// either empties the endpoint's bpage pool (the pages named the old
+    /// area); hand the card the new area's pages after both.
     pub const RX_AREA_LO: u32 = 0x30;
     pub const RX_AREA_HI: u32 = 0x34;
     /// Index after the last descriptor the card has taken. RO.

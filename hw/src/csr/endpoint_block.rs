@@ -1,6 +1,18 @@
 //! An endpoint's register block: the Homa port it serves and where its rings
 //! and receive buffers live in host memory (layouts in `host_abi`), plus the
 //! ring indices the card reports back. One instance per endpoint.
+//!
+//! Writing PORT (opening the endpoint, closing it, or opening it on another
+//! port) starts it over: `port_written` pulses for the cycle of the write,
+//! and the ring indices go back to 0 with it (TX_PRODUCER and CPL_CONSUMER
+//! here; TX_CONSUMER and CPL_PRODUCER where they live), so a reopened
+//! endpoint's new rings start where the host starts them. Writing RX_AREA
+//! (either half) empties the endpoint's bpage pool (`area_written`): the
+//! pages it held were indices into the area being replaced. (The host
+//! registers the area and hands over its pages before it writes the port.)
+//! `generation` counts the writes (wrapping): state the card keeps for an
+//! RPC records the generation it began in, and state of an earlier one
+//! belongs to an endpoint that has gone, even when the port came back.
 
 use rust_hdl::prelude::*;
 
@@ -24,6 +36,11 @@ const RW_REGISTERS: [u32; 11] = [
     endpoint::RX_AREA_HI,
 ];
 const RW: usize = RW_REGISTERS.len();
+/// Bits of an endpoint's generation: an RPC's state outlives its endpoint by
+/// at most `timeout_ticks`, and the endpoint would have to be closed and
+/// opened again 2^GENERATION_BITS times within that for a stale record to
+/// pass for a live one.
+pub const GENERATION_BITS: usize = 4;
 
 #[derive(LogicBlock)]
 pub struct EndpointBlock {
@@ -56,12 +73,22 @@ pub struct EndpointBlock {
     pub bpage_push_index: Signal<Out, Bits<16>>,
     /// From the bpage pool: pages held for this endpoint.
     pub bpages_free: Signal<In, Bits<FREE_BITS>>,
+    /// High for the cycle PORT is written (any value): the endpoint starts
+    /// over.
+    pub port_written: Signal<Out, bool>,
+    /// High for the cycle RX_AREA_LO or RX_AREA_HI is written.
+    pub area_written: Signal<Out, bool>,
+    /// PORT writes so far, wrapping.
+    pub generation: Signal<Out, Bits<GENERATION_BITS>>,
     header: RegisterBlockHeader,
+    generation_count: DFF<Bits<GENERATION_BITS>>,
     regs: [DFF<Bits<32>>; RW],
     first: Constant<Bits<8>>,
     offset_tx_consumer: Constant<Bits<8>>,
     offset_cpl_producer: Constant<Bits<8>>,
     offset_bpage_push: Constant<Bits<8>>,
+    offset_area_lo: Constant<Bits<8>>,
+    offset_area_hi: Constant<Bits<8>>,
     offset_bpages_free: Constant<Bits<8>>,
 }
 
@@ -75,6 +102,9 @@ impl EndpointBlock {
                 "regmap::endpoint RW registers are consecutive"
             );
         }
+        assert_eq!(RW_REGISTERS[0], endpoint::PORT);
+        assert_eq!(RW_REGISTERS[4], endpoint::TX_PRODUCER);
+        assert_eq!(RW_REGISTERS[8], endpoint::CPL_CONSUMER);
         let c = |v: u32| Constant::new((v as u64).to_bits());
         Self {
             clock: Default::default(),
@@ -97,6 +127,10 @@ impl EndpointBlock {
             bpage_push: Default::default(),
             bpage_push_index: Default::default(),
             bpages_free: Default::default(),
+            port_written: Default::default(),
+            area_written: Default::default(),
+            generation: Default::default(),
+            generation_count: Default::default(),
             header: RegisterBlockHeader::new(
                 block_type::ENDPOINT,
                 endpoint::VERSION,
@@ -107,6 +141,8 @@ impl EndpointBlock {
             offset_tx_consumer: c(endpoint::TX_CONSUMER),
             offset_cpl_producer: c(endpoint::CPL_PRODUCER),
             offset_bpage_push: c(endpoint::RX_BPAGE_PUSH),
+            offset_area_lo: c(endpoint::RX_AREA_LO),
+            offset_area_hi: c(endpoint::RX_AREA_HI),
             offset_bpages_free: c(endpoint::RX_BPAGES_FREE),
         }
     }
@@ -115,6 +151,13 @@ impl EndpointBlock {
 impl Logic for EndpointBlock {
     #[hdl_gen]
     fn update(&mut self) {
+        dff_setup!(self, clock, generation_count);
+        self.port_written.next =
+            self.select.val() & self.wr_en.val() & (self.offset.val() == self.first.val());
+        self.area_written.next = self.select.val()
+            & self.wr_en.val()
+            & ((self.offset.val() == self.offset_area_lo.val())
+                | (self.offset.val() == self.offset_area_hi.val()));
         self.header.offset.next = self.offset.val();
         self.header.select.next = self.select.val();
         self.rd_data.next = self.header.rd_data.val();
@@ -126,9 +169,6 @@ impl Logic for EndpointBlock {
                 & (self.offset.val().index() == self.first.val().index() + 4 * i)
             {
                 self.regs[i].d.next = self.wr_data.val();
-            }
-            if self.reset.val() {
-                self.regs[i].d.next = 0.into();
             }
             if self.select.val() & (self.offset.val().index() == self.first.val().index() + 4 * i) {
                 self.rd_data.next = self.regs[i].q.val();
@@ -145,6 +185,19 @@ impl Logic for EndpointBlock {
                 self.rd_data.next = bit_cast::<32, FREE_BITS>(self.bpages_free.val());
             }
         }
+        if self.port_written.val() {
+            // TX_PRODUCER and CPL_CONSUMER (checked in `new`).
+            self.regs[4].d.next = 0.into();
+            self.regs[8].d.next = 0.into();
+            self.generation_count.d.next = self.generation_count.q.val() + 1;
+        }
+        if self.reset.val() {
+            for i in 0..RW {
+                self.regs[i].d.next = 0.into();
+            }
+            self.generation_count.d.next = 0.into();
+        }
+        self.generation.next = self.generation_count.q.val();
         self.bpage_push.next = self.select.val()
             & self.wr_en.val()
             & (self.offset.val() == self.offset_bpage_push.val());

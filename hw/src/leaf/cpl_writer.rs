@@ -18,6 +18,13 @@
 //! from the RX engine's state through the core's arbiter and the room
 //! compare into the producer counts. It costs a cycle per completion, and a
 //! completion every other cycle at most, plenty for one per message.
+//!
+//! A closed endpoint gets no completions: one held for an endpoint whose
+//! port is 0, or whose port is written while it waits (`restart`: the
+//! endpoint starts over with new rings), is dropped and counted
+//! (`dropped`), never written into a ring the host may have freed, and
+//! never left waiting for room in a ring nobody reads (which would stop
+//! every endpoint's completions).
 
 use rust_hdl::prelude::*;
 
@@ -43,6 +50,13 @@ pub struct CplWriter {
     pub sel_ring: Signal<In, Bits<64>>,
     pub sel_ring_log2: Signal<In, Bits<4>>,
     pub sel_consumer: Signal<In, Bits<32>>,
+    /// The held request's endpoint is open (its port is not 0).
+    pub sel_open: Signal<In, bool>,
+    /// Per endpoint: its port is being written; its producer index goes
+    /// back to 0.
+    pub restart: [Signal<In, bool>; ENDPOINTS],
+    /// Completions dropped because their endpoint had closed (wraps).
+    pub dropped: Signal<Out, Bits<32>>,
     /// Completions written, per endpoint (free-running).
     pub producer: [Signal<Out, Bits<32>>; ENDPOINTS],
     /// DMA write port (one beat per completion).
@@ -58,6 +72,9 @@ pub struct CplWriter {
     held: DFF<bool>,
     held_endpoint: DFF<Bits<2>>,
     held_record: DFF<Bits<512>>,
+    dropped_count: DFF<Bits<32>>,
+    /// The held request's endpoint has closed or is starting over.
+    gone: Signal<Local, bool>,
     /// The selected endpoint's producer index.
     sel_producer: Signal<Local, Bits<32>>,
     /// Entries in the selected ring the host has not consumed yet.
@@ -88,6 +105,9 @@ impl Default for CplWriter {
             sel_ring: Default::default(),
             sel_ring_log2: Default::default(),
             sel_consumer: Default::default(),
+            sel_open: Default::default(),
+            restart: Default::default(),
+            dropped: Default::default(),
             producer: Default::default(),
             m_dma_wr_valid: Default::default(),
             m_dma_wr_ready: Default::default(),
@@ -99,6 +119,8 @@ impl Default for CplWriter {
             held: Default::default(),
             held_endpoint: Default::default(),
             held_record: Default::default(),
+            dropped_count: Default::default(),
+            gone: Default::default(),
             sel_producer: Default::default(),
             in_use: Default::default(),
             ring_entries: Default::default(),
@@ -119,7 +141,7 @@ impl Default for CplWriter {
 impl Logic for CplWriter {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, held, held_endpoint, held_record);
+        dff_setup!(self, clock, held, held_endpoint, held_record, dropped_count);
         self.s_cpl_ready.next = !self.held.q.val();
         if self.s_cpl_valid.val() & !self.held.q.val() {
             self.held.d.next = true;
@@ -128,7 +150,11 @@ impl Logic for CplWriter {
         }
         self.sel_endpoint.next = self.held_endpoint.q.val();
         self.sel_producer.next = 0.into();
+        self.gone.next = !self.sel_open.val();
         for i in 0..ENDPOINTS {
+            if (self.held_endpoint.q.val().index() == i) & self.restart[i].val() {
+                self.gone.next = true;
+            }
             self.count[i].clock.next = self.clock.val();
             self.count[i].d.next = self.count[i].q.val();
             self.producer[i].next = self.count[i].q.val();
@@ -147,7 +173,7 @@ impl Logic for CplWriter {
             self.phase.next = self.phase_bit.val();
         }
 
-        self.m_dma_wr_valid.next = self.held.q.val() & self.room.val();
+        self.m_dma_wr_valid.next = self.held.q.val() & self.room.val() & !self.gone.val();
         self.m_dma_wr_addr.next =
             self.sel_ring.val() + (bit_cast::<64, 32>(self.slot.val()) << self.entry_shift.val());
         self.m_dma_wr_data.next = self.held_record.q.val() | self.phase.val();
@@ -156,20 +182,27 @@ impl Logic for CplWriter {
         if self.held.q.val() & self.room.val() & self.m_dma_wr_ready.val() {
             self.held.d.next = false;
         }
+        if self.held.q.val() & self.gone.val() {
+            self.held.d.next = false;
+            self.dropped_count.d.next = self.dropped_count.q.val() + 1;
+        }
+        self.dropped.next = self.dropped_count.q.val();
         for i in 0..ENDPOINTS {
             if self.held.q.val()
                 & self.room.val()
                 & self.m_dma_wr_ready.val()
+                & !self.gone.val()
                 & (self.held_endpoint.q.val().index() == i)
             {
                 self.count[i].d.next = self.count[i].q.val() + 1;
             }
-            if self.reset.val() {
+            if self.reset.val() | self.restart[i].val() {
                 self.count[i].d.next = 0.into();
             }
         }
         if self.reset.val() {
             self.held.d.next = false;
+            self.dropped_count.d.next = 0.into();
         }
     }
 }

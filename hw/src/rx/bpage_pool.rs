@@ -12,6 +12,8 @@
 //! registered counts), so a pop never reads an entry in the cycle it is
 //! written (the RAM would return the old one). Pushes into a full ring are
 //! dropped and counted: the host gave back more pages than it handed out.
+//! `clear` empties one endpoint's ring: its RX area is being replaced, and
+//! the pages it held are indices into the old one.
 
 use rust_hdl::prelude::*;
 
@@ -42,6 +44,9 @@ pub struct BpagePool {
     pub head_index: Signal<Out, Bits<16>>,
     /// Take the page `head_index` shows.
     pub pop: Signal<In, bool>,
+    /// Per endpoint: forget every page held (takes precedence over a push
+    /// or pop in the same cycle).
+    pub clear: [Signal<In, bool>; ENDPOINTS],
     /// Pages held per endpoint.
     pub free: [Signal<Out, Bits<FREE_BITS>>; ENDPOINTS],
     /// Pushes refused because the ring was full (wraps).
@@ -77,6 +82,7 @@ impl Default for BpagePool {
             head_valid: Default::default(),
             head_index: Default::default(),
             pop: Default::default(),
+            clear: Default::default(),
             free: Default::default(),
             overflows: Default::default(),
             ram: Default::default(),
@@ -148,7 +154,7 @@ impl Logic for BpagePool {
             {
                 self.head[e].d.next = self.head[e].q.val() + 1;
             }
-            if self.reset.val() {
+            if self.reset.val() | self.clear[e].val() {
                 self.head[e].d.next = 0.into();
                 self.tail[e].d.next = 0.into();
                 self.count[e].d.next = 0.into();

@@ -117,6 +117,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::csr::endpoint_block::GENERATION_BITS;
 use crate::host_abi::completion;
 use crate::leaf::byte_swap::ByteSwap512;
 use crate::leaf::header_fields::HeaderFields;
@@ -146,8 +147,12 @@ pub const PAGE_ADDR_BITS: usize = SLOT_BITS + 4;
 /// Bits of a bpage index (`completion::BPAGE_INDEX_BITS`).
 pub const BPAGE_BITS: usize = 12;
 /// Record layout: length [19:0], prefix [39:20], received [59:40], then per
-/// gap range k at 60 + 41 k: valid, start [20 bits], end [20 bits].
-pub const RECORD_BITS: usize = 60 + 41 * GAPS;
+/// gap range k at 60 + 41 k: valid, start [20 bits], end [20 bits]; then
+/// the endpoint the message arrived on [2 bits] and that endpoint's
+/// generation [GENERATION_BITS] at its first packet (written as 224 and 226
+/// in the logic, checked in `default`).
+pub const RECORD_BITS: usize = RECORD_ENDPOINT_AT + 2 + GENERATION_BITS;
+const RECORD_ENDPOINT_AT: usize = 60 + 41 * GAPS;
 
 mod state {
     pub const HEAD0: u64 = 0;
@@ -198,8 +203,11 @@ pub struct RxEngine {
     pub s_axis_tvalid: Signal<In, bool>,
     pub s_axis_tlast: Signal<In, bool>,
     pub s_axis_tready: Signal<Out, bool>,
-    /// Per endpoint: its port (0: closed).
+    /// Per endpoint: its port (0: closed), its generation (PORT writes so
+    /// far, `EndpointBlock`), and a pulse when its port is written.
     pub ep_port: [Signal<In, Bits<16>>; ENDPOINTS],
+    pub ep_generation: [Signal<In, Bits<GENERATION_BITS>>; ENDPOINTS],
+    pub ep_restart: [Signal<In, bool>; ENDPOINTS],
     /// The endpoint receiving, and its RX area (muxed by the core).
     pub sel_endpoint: Signal<Out, Bits<2>>,
     pub sel_rx_area: Signal<In, Bits<64>>,
@@ -361,6 +369,9 @@ pub struct RxEngine {
     r_len: DFF<Bits<LEN_BITS>>,
     r_prefix: DFF<Bits<LEN_BITS>>,
     r_received: DFF<Bits<LEN_BITS>>,
+    /// The record's endpoint and generation.
+    r_endpoint: DFF<Bits<2>>,
+    r_generation: DFF<Bits<GENERATION_BITS>>,
     r_valid: [DFF<bool>; GAPS],
     r_start: [DFF<Bits<LEN_BITS>>; GAPS],
     r_end: [DFF<Bits<LEN_BITS>>; GAPS],
@@ -442,9 +453,16 @@ pub struct RxEngine {
     gone_key: DFF<Bits<KEY_BITS>>,
     gone_open: DFF<bool>,
     /// EXPIRE: the endpoint on the gone key's local port (unrolled).
-    gone_match: [Signal<Local, bool>; ENDPOINTS],
-    gone_any: Signal<Local, bool>,
-    gone_ep: Signal<Local, Bits<2>>,
+    /// The record the state RAM shows: its endpoint, its generation, and
+    /// whether that endpoint is still the one it arrived on (open, not
+    /// closed and opened again since).
+    read_endpoint: Signal<Local, Bits<2>>,
+    read_generation: Signal<Local, Bits<GENERATION_BITS>>,
+    read_live: Signal<Local, bool>,
+    /// The generation of the endpoint the current packet is for.
+    packet_generation: Signal<Local, Bits<GENERATION_BITS>>,
+    /// Some endpoint's port is being written.
+    any_restart: Signal<Local, bool>,
     /// ceil(r_len / 64 KiB): the expired message's bpages.
     gone_last: Signal<Local, Bits<LEN_BITS>>,
     gone_pages: Signal<Local, Bits<5>>,
@@ -590,6 +608,10 @@ impl Default for RxEngine {
         );
         assert_eq!(KEY_BITS, 128);
         assert_eq!(GAPS, 4, "the record's gap ranges are packed unrolled");
+        assert_eq!(
+            RECORD_ENDPOINT_AT, 224,
+            "the record's endpoint is at bit 224"
+        );
         assert_eq!(BPAGE_BITS, completion::BPAGE_INDEX_BITS);
         assert_eq!(completion::MAX_MESSAGE_BPAGES, 16);
         assert!(MAX_MESSAGE_BYTES < 1 << LEN_BITS);
@@ -603,6 +625,8 @@ impl Default for RxEngine {
             s_axis_tlast: Default::default(),
             s_axis_tready: Default::default(),
             ep_port: Default::default(),
+            ep_generation: Default::default(),
+            ep_restart: Default::default(),
             sel_endpoint: Default::default(),
             sel_rx_area: Default::default(),
             bpage_valid: Default::default(),
@@ -722,6 +746,8 @@ impl Default for RxEngine {
             r_len: Default::default(),
             r_prefix: Default::default(),
             r_received: Default::default(),
+            r_endpoint: Default::default(),
+            r_generation: Default::default(),
             r_valid: Default::default(),
             r_start: Default::default(),
             r_end: Default::default(),
@@ -877,9 +903,11 @@ impl Default for RxEngine {
             inbound_expired_count: Default::default(),
             gone_key: Default::default(),
             gone_open: Default::default(),
-            gone_match: Default::default(),
-            gone_any: Default::default(),
-            gone_ep: Default::default(),
+            read_endpoint: Default::default(),
+            read_generation: Default::default(),
+            read_live: Default::default(),
+            packet_generation: Default::default(),
+            any_restart: Default::default(),
             gone_last: Default::default(),
             gone_pages: Default::default(),
             gone_record: Default::default(),
@@ -913,6 +941,8 @@ impl Logic for RxEngine {
             r_len,
             r_prefix,
             r_received,
+            r_endpoint,
+            r_generation,
             k_covered,
             k_overlap,
             k_len_differs,
@@ -997,22 +1027,30 @@ impl Logic for RxEngine {
         }
         self.sel_endpoint.next = self.endpoint.q.val();
 
-        // EXPIRE: the endpoint of the gone message's local port.
+        // Whose a record is: a message belongs to the endpoint (and its
+        // generation) it arrived on; once that endpoint has closed, its
+        // packets are dropped and, when it expires, its bpages go nowhere
+        // (they were the old RX area's).
+        self.read_endpoint.next = self.rpc_state.read_data.val().get_bits::<2>(224);
+        self.read_generation.next = self
+            .rpc_state
+            .read_data
+            .val()
+            .get_bits::<GENERATION_BITS>(226);
+        self.read_live.next = false;
+        self.packet_generation.next = 0.into();
+        self.any_restart.next = false;
         for e in 0..ENDPOINTS {
-            self.gone_match[e].next = (self.ep_port[e].val() != 0)
-                & (self.ep_port[e].val() == self.gone_key.q.val().get_bits::<16>(64));
-        }
-        self.gone_any.next = self.gone_match[0].val()
-            | self.gone_match[1].val()
-            | self.gone_match[2].val()
-            | self.gone_match[3].val();
-        self.gone_ep.next = 0.into();
-        if self.gone_match[1].val() {
-            self.gone_ep.next = 1.into();
-        } else if self.gone_match[2].val() {
-            self.gone_ep.next = 2.into();
-        } else if self.gone_match[3].val() {
-            self.gone_ep.next = 3.into();
+            if self.read_endpoint.val().index() == e {
+                self.read_live.next = (self.ep_port[e].val() != 0)
+                    & (self.ep_generation[e].val() == self.read_generation.val());
+            }
+            if self.endpoint.q.val().index() == e {
+                self.packet_generation.next = self.ep_generation[e].val();
+            }
+            if self.ep_restart[e].val() {
+                self.any_restart.next = true;
+            }
         }
         self.gone_last.next = self.r_len.q.val() - 1;
         self.gone_pages.next = bit_cast::<5, 4>(self.gone_last.val().get_bits::<4>(16)) + 1;
@@ -1073,7 +1111,9 @@ impl Logic for RxEngine {
             | (bit_cast::<RECORD_BITS, LEN_BITS>(self.r_start[2].q.val()) << 143)
             | (bit_cast::<RECORD_BITS, LEN_BITS>(self.r_end[2].q.val()) << 163)
             | (bit_cast::<RECORD_BITS, LEN_BITS>(self.r_start[3].q.val()) << 184)
-            | (bit_cast::<RECORD_BITS, LEN_BITS>(self.r_end[3].q.val()) << 204);
+            | (bit_cast::<RECORD_BITS, LEN_BITS>(self.r_end[3].q.val()) << 204)
+            | (bit_cast::<RECORD_BITS, 2>(self.r_endpoint.q.val()) << 224)
+            | (bit_cast::<RECORD_BITS, GENERATION_BITS>(self.r_generation.q.val()) << 226);
         for k in 0..GAPS {
             if self.r_valid[k].q.val() {
                 self.record_out.next = self.record_out.val() | self.valid_bit[k].val();
@@ -1472,9 +1512,11 @@ impl Logic for RxEngine {
                 if self.resend.q.val() {
                     self.m_sender_valid.next = true;
                     self.m_sender_kind.next = self.ev_resend.val();
-                    self.m_sender_known.next = self.s_rpc_hit.val();
                     if self.s_rpc_hit.val() {
-                        // Its record is read at this edge (REFRESH).
+                        // Its record is read at this edge; REFRESH tells
+                        // the TX engine, once the record says whether the
+                        // RPC is still its endpoint's.
+                        self.m_sender_valid.next = false;
                         self.resend_slot.d.next = self.s_rpc_slot.val();
                         self.state.d.next = self.st_refresh.val();
                     }
@@ -1508,13 +1550,30 @@ impl Logic for RxEngine {
             self.r_valid[3].d.next = self.rpc_state.read_data.val().get_bit(183);
             self.r_start[3].d.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(184);
             self.r_end[3].d.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(204);
+            self.r_endpoint.d.next = self.read_endpoint.val();
+            self.r_generation.d.next = self.read_generation.val();
             self.state.d.next = self.st_classify.val();
+            if !self.inserted.q.val()
+                & ((self.read_endpoint.val() != self.endpoint.q.val())
+                    | (self.read_generation.val() != self.packet_generation.val()))
+            {
+                // A message begun on an endpoint since closed (the port
+                // opened again since, perhaps on another endpoint): not
+                // this endpoint's. Dropped; the record expires.
+                self.drop_no_endpoint_count.d.next = self.drop_no_endpoint_count.q.val() + 1;
+                self.state.d.next = self.st_drain.val();
+                if self.last1.q.val() {
+                    self.state.d.next = self.st_head0.val();
+                }
+            }
             if self.inserted.q.val() {
                 // A new message: an empty record; its bpages first.
                 self.fresh.d.next = true;
                 self.r_len.d.next = self.p_msg_len.val();
                 self.r_prefix.d.next = 0.into();
                 self.r_received.d.next = 0.into();
+                self.r_endpoint.d.next = self.endpoint.q.val();
+                self.r_generation.d.next = self.packet_generation.val();
                 for k in 0..GAPS {
                     self.r_valid[k].d.next = false;
                 }
@@ -1772,8 +1831,8 @@ impl Logic for RxEngine {
             }
         } else if self.state.q.val() == self.st_exp_record.val() {
             self.r_len.d.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(0);
-            self.endpoint.d.next = self.gone_ep.val();
-            self.gone_open.d.next = self.gone_any.val();
+            self.endpoint.d.next = self.read_endpoint.val();
+            self.gone_open.d.next = self.read_live.val();
             self.cpl_index.d.next = 0.into();
             self.state.d.next = self.st_exp_page.val();
             if self.rpc_state.read_data.val().get_bits::<LEN_BITS>(0)
@@ -1819,8 +1878,16 @@ impl Logic for RxEngine {
             // the request is in service, and its client alive, so its
             // silence starts again (else it would expire while the host
             // works, and the client's next RESEND find no trace of it).
-            if self.rpc_state.read_data.val().get_bits::<LEN_BITS>(20)
-                == self.rpc_state.read_data.val().get_bits::<LEN_BITS>(0)
+            // The TX engine answers BUSY for an RPC here (not all in, or in
+            // service) or sends what is asked for. An RPC whose endpoint has
+            // closed since is not here: no refresh (it expires), and the
+            // answer is RPC_UNKNOWN (its client starts over, or gives up).
+            self.m_sender_valid.next = true;
+            self.m_sender_kind.next = self.ev_resend.val();
+            self.m_sender_known.next = self.read_live.val();
+            if (self.rpc_state.read_data.val().get_bits::<LEN_BITS>(20)
+                == self.rpc_state.read_data.val().get_bits::<LEN_BITS>(0))
+                & self.read_live.val()
             {
                 self.m_watch_valid.next = true;
                 self.m_watch_slot.next = self.resend_slot.q.val();
@@ -1877,6 +1944,11 @@ impl Logic for RxEngine {
         self.drop_bad_range.next = self.drop_bad_range_count.q.val();
         self.inbound_expired.next = self.inbound_expired_count.q.val();
 
+        // A port written: the last RPC's record in registers may now be
+        // another endpoint's; the next packet looks its RPC up again.
+        if self.any_restart.val() {
+            self.last_valid.d.next = false;
+        }
         if self.reset.val() {
             self.state.d.next = self.st_head0.val();
             self.last_valid.d.next = false;

@@ -148,6 +148,7 @@
 
 use rust_hdl::prelude::*;
 
+use crate::csr::endpoint_block::GENERATION_BITS;
 use crate::host_abi::{completion, tx_desc};
 use crate::regmap::endpoint;
 use crate::rx::resend_timer::ResendTimer;
@@ -224,8 +225,10 @@ const EXPIRED: u64 = 6;
 /// `sent_max`, packets are resent up to here).
 const PROGRESS_BITS: usize = 134;
 /// Where the endpoint rides in the stored descriptor (bits 497:496: byte 62,
-/// which no descriptor field uses).
+/// which no descriptor field uses), and the endpoint's generation when the
+/// descriptor was fetched (bits 501:498).
 const DESC_ENDPOINT_LSB: usize = 496;
+const DESC_GENERATION_LSB: usize = 498;
 
 mod ctl {
     pub const IDLE: u64 = 0;
@@ -284,6 +287,10 @@ pub struct TxEngine {
     /// Per endpoint: its port (0: closed) and TX ring producer index.
     pub ep_port: [Signal<In, Bits<16>>; ENDPOINTS],
     pub ep_tx_producer: [Signal<In, Bits<32>>; ENDPOINTS],
+    /// Per endpoint: its port is being written (its ring starts over at
+    /// index 0), and how many times it has been (`EndpointBlock`).
+    pub ep_restart: [Signal<In, bool>; ENDPOINTS],
+    pub ep_generation: [Signal<In, Bits<GENERATION_BITS>>; ENDPOINTS],
     /// Per endpoint: descriptors taken (free-running).
     pub ep_tx_consumer: [Signal<Out, Bits<32>>; ENDPOINTS],
     /// The endpoint whose ring is being read, and its TX ring (muxed by the core).
@@ -435,6 +442,8 @@ pub struct TxEngine {
     /// in `fetched`, taken by the control machine one by one.
     fetch: DFF<Bits<3>>,
     fetch_endpoint: DFF<Bits<2>>,
+    /// `fetch_endpoint`'s generation when the batch was asked for.
+    fetch_generation: DFF<Bits<GENERATION_BITS>>,
     next_endpoint: DFF<Bits<2>>,
     fetched: [DFF<Bits<512>>; DESC_BATCH],
     /// Descriptors in the batch (1..=DESC_BATCH), beats in, taken.
@@ -581,6 +590,9 @@ pub struct TxEngine {
     c_endpoint: Signal<Local, Bits<2>>,
     c_key: Signal<Local, Bits<KEY_BITS>>,
     c_port: Signal<Local, Bits<16>>,
+    /// The message's endpoint is still the one that posted it: open, and
+    /// not closed and opened again since.
+    c_open: Signal<Local, bool>,
     /// The packet being chosen: [c_sent, pkt_end).
     pkt_end: Signal<Local, Bits<20>>,
     pkt_len: Signal<Local, Bits<20>>,
@@ -610,6 +622,7 @@ pub struct TxEngine {
     at_peer_mac: Constant<Bits<16>>,
     at_cookie: Constant<Bits<16>>,
     at_endpoint: Constant<Bits<16>>,
+    at_generation: Constant<Bits<16>>,
     cpl_kind: Constant<Bits<16>>,
     cpl_status_at: Constant<Bits<16>>,
     cpl_peer_port: Constant<Bits<16>>,
@@ -626,6 +639,7 @@ pub struct TxEngine {
     op_response: Constant<Bits<8>>,
     op_insert: Constant<Bits<2>>,
     op_lookup: Constant<Bits<2>>,
+    op_remove_slot: Constant<Bits<2>>,
     op_remove: Constant<Bits<2>>,
     max_message: Constant<Bits<32>>,
     max_segment: Constant<Bits<20>>,
@@ -712,6 +726,8 @@ impl Default for TxEngine {
             reset: Default::default(),
             ep_port: Default::default(),
             ep_tx_producer: Default::default(),
+            ep_restart: Default::default(),
+            ep_generation: Default::default(),
             ep_tx_consumer: Default::default(),
             sel_endpoint: Default::default(),
             sel_tx_ring: Default::default(),
@@ -862,6 +878,7 @@ impl Default for TxEngine {
             failed: Default::default(),
             fetch: Default::default(),
             fetch_endpoint: Default::default(),
+            fetch_generation: Default::default(),
             next_endpoint: Default::default(),
             fetched: Default::default(),
             fetch_count: Default::default(),
@@ -948,6 +965,7 @@ impl Default for TxEngine {
             c_endpoint: Default::default(),
             c_key: Default::default(),
             c_port: Default::default(),
+            c_open: Default::default(),
             pkt_end: Default::default(),
             pkt_len: Default::default(),
             progress_out: Default::default(),
@@ -965,6 +983,7 @@ impl Default for TxEngine {
             at_peer_mac: lsb(tx_desc::PEER_MAC),
             at_cookie: lsb(tx_desc::COOKIE),
             at_endpoint: Constant::new((DESC_ENDPOINT_LSB as u64).to_bits()),
+            at_generation: Constant::new((DESC_GENERATION_LSB as u64).to_bits()),
             cpl_kind: lsb(completion::KIND),
             cpl_status_at: lsb(completion::STATUS),
             cpl_peer_port: lsb(completion::PEER_PORT),
@@ -981,6 +1000,7 @@ impl Default for TxEngine {
             op_response: c8(tx_desc::opcode::SEND_RESPONSE),
             op_insert: c2(RpcOp::Insert as u64),
             op_lookup: c2(RpcOp::Lookup as u64),
+            op_remove_slot: c2(RpcOp::RemoveSlot as u64),
             op_remove: c2(RpcOp::Remove as u64),
             max_message: c32(MAX_MESSAGE_BYTES as u64),
             max_segment: c20(MAX_SEGMENT_BYTES as u64),
@@ -1030,6 +1050,7 @@ impl Logic for TxEngine {
             clock,
             fetch,
             fetch_endpoint,
+            fetch_generation,
             next_endpoint,
             fetch_count,
             doorbells_beyond_count,
@@ -1183,6 +1204,11 @@ impl Logic for TxEngine {
         if self.fetch.q.val() == 0 {
             if self.found.val() {
                 self.fetch_endpoint.d.next = self.pick.val();
+                for i in 0..ENDPOINTS {
+                    if self.pick.val().index() == i {
+                        self.fetch_generation.d.next = self.ep_generation[i].val();
+                    }
+                }
                 self.fetch.d.next = 1.into();
             }
         }
@@ -1359,9 +1385,17 @@ impl Logic for TxEngine {
             .val()
             .get_bits::<2>(self.at_endpoint.val().index());
         self.c_port.next = 0.into();
+        self.c_open.next = false;
         for i in 0..ENDPOINTS {
             if self.c_endpoint.val().index() == i {
                 self.c_port.next = self.ep_port[i].val();
+                self.c_open.next = (self.ep_port[i].val() != 0)
+                    & (self.ep_generation[i].val()
+                        == self
+                            .c_desc
+                            .q
+                            .val()
+                            .get_bits::<GENERATION_BITS>(self.at_generation.val().index()));
             }
         }
         // The message's key as a sender event names it: peer IP, 0 (an ack
@@ -1600,9 +1634,12 @@ impl Logic for TxEngine {
                 self.c_slot.d.next = self.linger.m_resend_slot.val();
                 self.ctl.d.next = self.ctl_g_read.val();
             } else if self.fetch.q.val() == 4 {
-                // The batch's next descriptor, with its endpoint in byte 62.
+                // The batch's next descriptor, with its endpoint and that
+                // endpoint's generation in byte 62.
                 self.c_desc.d.next = self.f_head.val()
-                    | (bit_cast::<512, 2>(self.fetch_endpoint.q.val()) << self.at_endpoint.val());
+                    | (bit_cast::<512, 2>(self.fetch_endpoint.q.val()) << self.at_endpoint.val())
+                    | (bit_cast::<512, GENERATION_BITS>(self.fetch_generation.q.val())
+                        << self.at_generation.val());
                 self.c_status.d.next = self.status_ok.val();
                 if self.fetch_error.q.val() {
                     self.c_status.d.next = self.status_dma_error.val();
@@ -1694,7 +1731,14 @@ impl Logic for TxEngine {
             // RESEND, ACKED, BUSY or EXPIRED, the message's record in
             // registers.
             self.ctl.d.next = self.ctl_idle.val();
-            if self.c_kind.q.val() == self.ev_resend.val() {
+            if !self.c_open.val() {
+                // Its endpoint has closed (or closed and opened again)
+                // since it was posted: its buffer may be gone and nobody
+                // waits for it. Released now, without a completion.
+                self.c_release.d.next = true;
+                self.c_granted.d.next = self.c_sent.q.val();
+                self.ctl.d.next = self.ctl_p_sched.val();
+            } else if self.c_kind.q.val() == self.ev_resend.val() {
                 // The receiver is alive and waiting: its silence starts again.
                 self.linger.s_watch_valid.next = true;
                 if self.rs_grants.val() {
@@ -1797,7 +1841,10 @@ impl Logic for TxEngine {
         } else if self.ctl.q.val() == self.ctl_p_served.val() {
             self.m_served_valid.next = true;
             if self.m_served_ready.val() {
-                self.ctl.d.next = self.ctl_p_cpl.val();
+                self.ctl.d.next = self.ctl_idle.val();
+                if self.c_open.val() {
+                    self.ctl.d.next = self.ctl_p_cpl.val();
+                }
             }
         } else if self.ctl.q.val() == self.ctl_g_sched.val() {
             // Granted never past the message.
@@ -1908,6 +1955,11 @@ impl Logic for TxEngine {
                 self.c_status.d.next = self.status_dma_error.val();
                 self.c_granted.d.next = self.c_sent.q.val();
                 self.ctl.d.next = self.ctl_p_sched.val();
+            } else if !self.c_open.val() {
+                // Its endpoint has gone (see E_DECIDE): no more of it.
+                self.c_release.d.next = true;
+                self.c_granted.d.next = self.c_sent.q.val();
+                self.ctl.d.next = self.ctl_p_sched.val();
             } else {
                 self.m_dma_rd_req_valid.next = true;
                 self.m_dma_rd_req_addr.next = self
@@ -1956,6 +2008,13 @@ impl Logic for TxEngine {
         } else if self.ctl.q.val() == self.ctl_p_remove.val() {
             self.out_table.s_req_valid.next = true;
             self.out_table.s_req_op.next = self.op_remove.val();
+            if !self.c_open.val() {
+                // By slot: the key is made with the endpoint's port, which
+                // may have changed.
+                self.out_table.s_req_op.next = self.op_remove_slot.val();
+                self.out_table.s_req_key.next =
+                    bit_cast::<KEY_BITS, SLOT_BITS>(self.c_slot.q.val());
+            }
             if self.out_table.s_req_ready.val() {
                 self.ctl.d.next = self.ctl_p_remove_wait.val();
             }
@@ -1971,7 +2030,9 @@ impl Logic for TxEngine {
                     if (self.c_kind.q.val() == self.ev_expired.val()) & self.c_release.q.val() {
                         self.expired_count.d.next = self.expired_count.q.val() + 1;
                     }
-                    self.ctl.d.next = self.ctl_p_cpl.val();
+                    if self.c_open.val() {
+                        self.ctl.d.next = self.ctl_p_cpl.val();
+                    }
                     if self.c_opcode.val() == self.op_response.val() {
                         self.ctl.d.next = self.ctl_p_served.val();
                     }
@@ -2238,6 +2299,11 @@ impl Logic for TxEngine {
             self.expired_count.d.next = 0.into();
             self.doorbells_beyond_count.d.next = 0.into();
             for i in 0..ENDPOINTS {
+                self.consumer[i].d.next = 0.into();
+            }
+        }
+        for i in 0..ENDPOINTS {
+            if self.ep_restart[i].val() {
                 self.consumer[i].d.next = 0.into();
             }
         }

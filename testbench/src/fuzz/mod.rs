@@ -187,13 +187,14 @@ pub struct FuzzReport {
 }
 
 /// The counters a stall's finding shows, for each card.
-const RECOVERY_COUNTERS: [(&str, u32); 12] = [
+const RECOVERY_COUNTERS: [(&str, u32); 13] = [
     ("rx_held", rx_counters::RX_MESSAGES_HELD),
     ("tx_held", rx_counters::TX_MESSAGES_HELD),
     ("resends_in", rx_counters::RESENDS_RECEIVED),
     ("resends_unknown", rx_counters::RESENDS_UNKNOWN),
     ("busys_sent", rx_counters::BUSYS_SENT),
     ("unknowns_sent", rx_counters::RPC_UNKNOWNS_SENT),
+    ("completions_dropped", rx_counters::COMPLETIONS_DROPPED),
     ("retransmitted", rx_counters::PACKETS_RETRANSMITTED),
     ("lingers_expired", rx_counters::LINGERS_EXPIRED),
     ("inbound_expired", rx_counters::INBOUND_EXPIRED),
