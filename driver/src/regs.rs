@@ -287,6 +287,24 @@ impl<'a> InterfaceBlock<'a> {
         self.backend
             .csr_write(self.base + regmap::interface::IPV4, address)
     }
+
+    /// Starts the card reset (RESET): every RPC the card holds is dropped
+    /// and every endpoint closed; wait for [`InterfaceBlock::resetting`] to
+    /// read false before using the card again.
+    pub fn start_reset(&self) -> Result<(), Error> {
+        self.backend.csr_write(
+            self.base + regmap::interface::RESET,
+            regmap::interface::RESET_MAGIC,
+        )
+    }
+
+    /// True while a card reset is under way.
+    pub fn resetting(&self) -> Result<bool, Error> {
+        Ok(self
+            .backend
+            .csr_read(self.base + regmap::interface::RESET)?
+            != 0)
+    }
 }
 
 /// An endpoint block: one application's Homa port and the registers of its

@@ -60,6 +60,17 @@
 #define HOMA_ERR_TIMEOUT -14
 
 /*
+ The card was reset (homa_nic_reset) since the endpoint was opened: the
+ endpoint and its RPCs are gone; open a new one.
+ */
+#define HOMA_ERR_CARD_RESET -15
+
+/*
+ The card did not finish a reset.
+ */
+#define HOMA_ERR_RESET_STUCK -16
+
+/*
  Largest message, in bytes. (A literal so cbindgen writes it into the
  header; the assertion keeps it the card's limit.)
  */
@@ -141,6 +152,16 @@ void homa_nic_close(struct HomaNic *nic);
  `nic` is a live handle; `mac` points to 6 readable bytes.
  */
 int32_t homa_nic_set_address(const struct HomaNic *nic, const uint8_t *mac, uint32_t ip);
+
+/*
+ Resets the card: every RPC it holds is dropped and every endpoint closed
+ (addresses and tunables stay). Every endpoint opened before is dead: its
+ calls return HOMA_ERR_CARD_RESET; close them and open new ones.
+
+ # Safety
+ `nic` is a live handle.
+ */
+int32_t homa_nic_reset(const struct HomaNic *nic);
 
 /*
  Lets the card (and, simulated, its whole network) make progress a little:

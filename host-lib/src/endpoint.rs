@@ -188,6 +188,9 @@ pub struct Endpoint {
     requests: VecDeque<Request>,
     /// Server: requests received and not yet replied to.
     unreplied: HashMap<RpcId, Peer>,
+    /// The card's resets when this endpoint opened (`Nic::reset`): after
+    /// another, the card has forgotten it.
+    resets: u64,
 }
 
 impl Endpoint {
@@ -251,6 +254,7 @@ impl Endpoint {
                 nic: nic.inner.clone(),
                 area,
                 open: true.into(),
+                resets: nic.resets(),
             }),
             tx_buffers,
             tx_slots: slots as usize,
@@ -261,6 +265,7 @@ impl Endpoint {
             failed: HashMap::new(),
             requests: VecDeque::new(),
             unreplied: HashMap::new(),
+            resets: nic.resets(),
         })
     }
 
@@ -276,6 +281,7 @@ impl Endpoint {
     /// holds one until dropped). Read right after a message is dropped, the
     /// card may not count its bpage yet for a few cycles.
     pub fn bpages_free(&self) -> Result<u32, Error> {
+        self.alive()?;
         Ok(self.rx.area.free_on_card(&self.nic.inner.device)?)
     }
 
@@ -434,6 +440,7 @@ impl Endpoint {
         peer: Peer,
         message: &[u8],
     ) -> Result<(), Error> {
+        self.alive()?;
         if message.is_empty() {
             return Err(Error::EmptyMessage);
         }
@@ -476,8 +483,18 @@ impl Endpoint {
         Ok(())
     }
 
+    /// Fails with [`Error::CardReset`] once the card has been reset since
+    /// this endpoint opened.
+    fn alive(&self) -> Result<(), Error> {
+        if self.nic.resets() != self.resets {
+            return Err(Error::CardReset);
+        }
+        Ok(())
+    }
+
     /// Reads every new completion and files it.
     fn progress(&mut self) -> Result<(), Error> {
+        self.alive()?;
         let queues = self.queues.as_mut().expect("open endpoint");
         let mut any = false;
         while let Some(c) = queues.poll_completion() {
@@ -544,6 +561,11 @@ impl Drop for Endpoint {
             self.nic.wait();
         }
         self.rx.open.store(false, Ordering::Release);
+        if self.alive().is_err() {
+            // The reset closed it on the card, and its endpoint block may
+            // be another endpoint's by now: nothing to tell the card.
+            return;
+        }
         if let Some(queues) = self.queues.take() {
             if let Err(e) = queues.close(&self.nic.inner.device) {
                 tracing::warn!(port = self.port, "closing endpoint: {e}");

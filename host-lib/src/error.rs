@@ -26,6 +26,14 @@ pub enum Error {
     /// timeout_ticks ticks, nudges included (HomaModule's ETIMEDOUT).
     #[error("RPC {0} timed out: its peer went silent")]
     Timeout(RpcId),
+    /// The card was reset ([`crate::Nic::reset`]) since this endpoint was
+    /// opened: the card has forgotten it and its RPCs. Open a new one.
+    #[error("the card was reset: this endpoint and its RPCs are gone")]
+    CardReset,
+    /// The card did not finish a reset (its TX or DMA port stayed in the
+    /// middle of a transaction).
+    #[error("the card did not finish its reset")]
+    ResetStuck,
     /// Another endpoint of this card already has the port.
     #[error("port {0} is already open on this card")]
     PortInUse(u16),

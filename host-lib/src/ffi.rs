@@ -49,6 +49,11 @@ pub const HOMA_ERR_CONFIG: i32 = -13;
 /// The RPC's peer went silent (the card gave up after timeout_ticks): like
 /// ETIMEDOUT from HomaModule.
 pub const HOMA_ERR_TIMEOUT: i32 = -14;
+/// The card was reset (homa_nic_reset) since the endpoint was opened: the
+/// endpoint and its RPCs are gone; open a new one.
+pub const HOMA_ERR_CARD_RESET: i32 = -15;
+/// The card did not finish a reset.
+pub const HOMA_ERR_RESET_STUCK: i32 = -16;
 /// Largest message, in bytes. (A literal so cbindgen writes it into the
 /// header; the assertion keeps it the card's limit.)
 pub const HOMA_MAX_MESSAGE_BYTES: usize = 1_000_000;
@@ -108,6 +113,8 @@ fn code(e: &Error) -> i32 {
         Error::Device(_) => HOMA_ERR_DEVICE,
         Error::Config(_) => HOMA_ERR_CONFIG,
         Error::Timeout(_) => HOMA_ERR_TIMEOUT,
+        Error::CardReset => HOMA_ERR_CARD_RESET,
+        Error::ResetStuck => HOMA_ERR_RESET_STUCK,
     }
 }
 
@@ -143,6 +150,8 @@ pub extern "C" fn homa_strerror(code: i32) -> *const c_char {
         HOMA_ERR_INTERNAL => b"internal error\0",
         HOMA_ERR_CONFIG => b"homa.conf invalid or refused by the card\0",
         HOMA_ERR_TIMEOUT => b"the RPC's peer went silent: timed out\0",
+        HOMA_ERR_CARD_RESET => b"the card was reset: the endpoint is gone\0",
+        HOMA_ERR_RESET_STUCK => b"the card did not finish its reset\0",
         _ => b"unknown status\0",
     };
     s.as_ptr().cast()
@@ -251,6 +260,24 @@ pub unsafe extern "C" fn homa_nic_set_address(nic: *const HomaNic, mac: *const u
     let mac: [u8; 6] = unsafe { std::ptr::read_unaligned(mac.cast()) };
     guard(|| {
         nic.nic.set_address(mac, Ipv4Addr::from(ip))?;
+        Ok(HOMA_OK)
+    })
+}
+
+/// Resets the card: every RPC it holds is dropped and every endpoint closed
+/// (addresses and tunables stay). Every endpoint opened before is dead: its
+/// calls return HOMA_ERR_CARD_RESET; close them and open new ones.
+///
+/// # Safety
+/// `nic` is a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn homa_nic_reset(nic: *const HomaNic) -> i32 {
+    // SAFETY: the caller passes a live handle (or NULL).
+    let Some(nic) = (unsafe { nic.as_ref() }) else {
+        return HOMA_ERR_INVALID_ARGUMENT;
+    };
+    guard(|| {
+        nic.nic.reset()?;
         Ok(HOMA_OK)
     })
 }

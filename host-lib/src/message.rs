@@ -34,6 +34,9 @@ pub(crate) struct RxShared {
     pub(crate) area: RxArea,
     /// False once the endpoint is closed.
     pub(crate) open: AtomicBool,
+    /// The card's resets when the endpoint opened: after another, its pages
+    /// are nobody's on the card (and its endpoint block may be another's).
+    pub(crate) resets: u64,
 }
 
 /// A received message: `len` bytes in `bpages` of its endpoint's RX area.
@@ -139,7 +142,9 @@ impl std::fmt::Debug for Message {
 
 impl Drop for Message {
     fn drop(&mut self) {
-        if !self.rx.open.load(Ordering::Acquire) {
+        if !self.rx.open.load(Ordering::Acquire)
+            || self.rx.nic.resets.load(Ordering::SeqCst) != self.rx.resets
+        {
             return;
         }
         for &page in &self.bpages {

@@ -2,6 +2,7 @@
 //! addresses, which endpoint blocks are in use, and the one way to wait.
 
 use std::net::Ipv4Addr;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use homa_driver::{Backend, Device, SimBackend};
@@ -13,6 +14,9 @@ use crate::SimNetwork;
 /// Cycles a blocked call lets the card run between polls. Small, so a
 /// latency measured in a simulation is exact to a few cycles (16 ns).
 const WAIT_CYCLES: u64 = 4;
+/// Polls of the RESET register before a reset counts as stuck: in a
+/// simulation 4 M cycles, 240 times the reset's settling time.
+const RESET_POLLS: u32 = 1_000_000;
 
 /// A card. Cheap to clone; endpoints and messages hold it.
 #[derive(Clone)]
@@ -33,6 +37,8 @@ pub(crate) struct NicInner {
     /// (and the card's own sender) knows an acked RPC by its client's
     /// address and id alone, not the client's port.
     pub(crate) next_rpc_id: std::sync::atomic::AtomicU64,
+    /// Card resets so far: an endpoint opened before the last one is dead.
+    pub(crate) resets: std::sync::atomic::AtomicU64,
 }
 
 impl Nic {
@@ -61,6 +67,7 @@ impl Nic {
                 addresses: Mutex::new(addresses),
                 config,
                 next_rpc_id: 2.into(),
+                resets: 0.into(),
             }),
         })
     }
@@ -108,6 +115,35 @@ impl Nic {
     /// card (and its network) runs a few cycles; a real one is spun on.
     pub fn wait(&self) {
         self.inner.device.backend().advance(WAIT_CYCLES);
+    }
+
+    /// Resets the card: every RPC it holds is dropped and every endpoint
+    /// closed, as at power-on (its addresses and tunables stay). Every
+    /// endpoint of this card is dead afterwards: its calls, waiting ones
+    /// included, fail with [`Error::CardReset`], and neither it nor its
+    /// messages give the card anything back when dropped. Returns once the
+    /// card is ready for new endpoints.
+    pub fn reset(&self) -> Result<(), Error> {
+        let interface = self.inner.device.interface()?;
+        // Dead first, so no endpoint writes to the card while it resets.
+        self.inner.resets.fetch_add(1, Ordering::SeqCst);
+        interface.start_reset()?;
+        for slot in self.inner.ports.lock().unwrap().iter_mut() {
+            *slot = None;
+        }
+        for _ in 0..RESET_POLLS {
+            if !interface.resetting()? {
+                tracing::info!("card reset");
+                return Ok(());
+            }
+            self.wait();
+        }
+        Err(Error::ResetStuck)
+    }
+
+    /// Card resets so far (an endpoint remembers the count it was opened at).
+    pub(crate) fn resets(&self) -> u64 {
+        self.inner.resets.load(Ordering::SeqCst)
     }
 
     /// Core clock cycles simulated so far (`None` on a real card).

@@ -147,6 +147,33 @@ pub struct HomaCore {
     control_port: Signal<Local, bool>,
     tx_engine: TxEngine,
     tx_header: TxHeaderBuilder,
+    /// The card reset (interface RESET): asked for, and waiting for the TX
+    /// port and the DMA write port to be between transactions (new ones are
+    /// held meanwhile, and DMA reads too).
+    card_reset_pending: DFF<bool>,
+    /// The reset itself, one cycle, to every block holding RPC state.
+    card_reset_pulse: DFF<bool>,
+    /// Cycles until the core is ready after a card reset (`BOOT_CYCLES`).
+    card_reset_settle: DFF<Bits<16>>,
+    /// The reset of every block holding RPC state: the core's reset input
+    /// or a card reset. (The CSR blocks of addresses and tunables keep
+    /// theirs.)
+    rpc_reset: Signal<Local, bool>,
+    /// New transactions are held on the TX and DMA ports (a card reset is
+    /// pending).
+    ports_held: Signal<Local, bool>,
+    /// The MAC's and the DMA write port's ready, as the core's sources see
+    /// them (low while a card reset holds new transactions).
+    mac_ready: Signal<Local, bool>,
+    wr_ready: Signal<Local, bool>,
+    /// DMA reads issued and not yet answered in full (each answer ends
+    /// with `last`).
+    rd_outstanding: DFF<Bits<8>>,
+    rd_outstanding_next: Signal<Local, Bits<8>>,
+    /// Answers still to come to reads issued before a card reset: taken
+    /// from the port and thrown away, while new reads wait.
+    rd_discard: DFF<Bits<8>>,
+    boot_cycles: Constant<Bits<16>>,
     tx_framer: TxFramer,
     arp: ArpResponder,
     /// The framer is in the middle of a frame on the TX port.
@@ -231,6 +258,17 @@ impl HomaCore {
             control_port: Default::default(),
             tx_engine: Default::default(),
             tx_header: Default::default(),
+            card_reset_pending: Default::default(),
+            card_reset_pulse: Default::default(),
+            card_reset_settle: Default::default(),
+            rpc_reset: Default::default(),
+            ports_held: Default::default(),
+            mac_ready: Default::default(),
+            wr_ready: Default::default(),
+            rd_outstanding: Default::default(),
+            rd_outstanding_next: Default::default(),
+            rd_discard: Default::default(),
+            boot_cycles: Constant::new(BOOT_CYCLES.to_bits()),
             tx_framer: Default::default(),
             arp: Default::default(),
             tx_in_frame: Default::default(),
@@ -261,8 +299,50 @@ impl Logic for HomaCore {
             rd_valid,
             rx_wr_busy,
             tx_in_frame,
-            control_in_frame
+            control_in_frame,
+            card_reset_pending,
+            card_reset_pulse,
+            card_reset_settle,
+            rd_outstanding,
+            rd_discard
         );
+
+        // ---- the card reset (interface RESET) ----
+        // Asked for, it holds new frames and DMA transactions until the TX
+        // port and the DMA write port are between them, then resets every
+        // block that holds RPC state for one cycle (so no frame leaves cut
+        // and no write transaction is left open), and then waits
+        // BOOT_CYCLES for the blocks that clear their RAMs. Read answers
+        // still due for reads issued before it are taken and dropped (the
+        // TX engine that asked for them has forgotten them).
+        self.rpc_reset.next = self.reset.val() | self.card_reset_pulse.q.val();
+        self.ports_held.next = self.card_reset_pending.q.val();
+        self.card_reset_pulse.d.next = false;
+        if self.card_reset_pending.q.val()
+            & !self.card_reset_pulse.q.val()
+            & !self.tx_in_frame.q.val()
+            & !self.control_in_frame.q.val()
+            & !self.rx_wr_busy.q.val()
+        {
+            self.card_reset_pulse.d.next = true;
+        }
+        if self.card_reset_pulse.q.val() {
+            self.card_reset_pending.d.next = false;
+            self.card_reset_settle.d.next = self.boot_cycles.val();
+        } else if self.card_reset_settle.q.val() != 0 {
+            self.card_reset_settle.d.next = self.card_reset_settle.q.val() - 1;
+        }
+        if self.netif.reset_request.val() {
+            self.card_reset_pending.d.next = true;
+        }
+        self.netif.reset_busy.next = self.card_reset_pending.q.val()
+            | self.card_reset_pulse.q.val()
+            | (self.card_reset_settle.q.val() != 0);
+        if self.reset.val() {
+            self.card_reset_pending.d.next = false;
+            self.card_reset_pulse.d.next = false;
+            self.card_reset_settle.d.next = 0.into();
+        }
 
         // ---- CSR decode: the page (address bits 23:8) selects the block ----
         self.csr_page.next = self.csr_addr.val().get_bits::<16>(8);
@@ -282,7 +362,7 @@ impl Logic for HomaCore {
         self.netif.wr_data.next = self.csr_wr_data.val();
         for e in 0..ENDPOINTS {
             self.endpoints[e].clock.next = self.clock.val();
-            self.endpoints[e].reset.next = self.reset.val();
+            self.endpoints[e].reset.next = self.rpc_reset.val();
             self.endpoints[e].offset.next = self.csr_addr.val().get_bits::<8>(0);
             self.endpoints[e].select.next = self.csr_page.val() == self.endpoint_page[e].val();
             self.endpoints[e].wr_en.next = self.csr_wr_en.val();
@@ -309,14 +389,14 @@ impl Logic for HomaCore {
         // ---- RX: parse every frame and count it by verdict; keep the
         // accepted ones in the FIFO until the RX engine delivers them ----
         self.rx_parser.clock.next = self.clock.val();
-        self.rx_parser.reset.next = self.reset.val();
+        self.rx_parser.reset.next = self.rpc_reset.val();
         self.rx_parser.s_axis_tdata.next = self.s_axis_rx_tdata.val();
         self.rx_parser.s_axis_tkeep.next = self.s_axis_rx_tkeep.val();
         self.rx_parser.s_axis_tvalid.next = self.s_axis_rx_tvalid.val();
         self.rx_parser.s_axis_tlast.next = self.s_axis_rx_tlast.val();
         self.s_axis_rx_tready.next = self.rx_parser.s_axis_tready.val();
         self.rx_fifo.clock.next = self.clock.val();
-        self.rx_fifo.reset.next = self.reset.val();
+        self.rx_fifo.reset.next = self.rpc_reset.val();
         self.rx_fifo.s_axis_tdata.next = self.s_axis_rx_tdata.val();
         self.rx_fifo.s_axis_tkeep.next = self.s_axis_rx_tkeep.val();
         self.rx_fifo.s_axis_tvalid.next = self.s_axis_rx_tvalid.val();
@@ -326,7 +406,7 @@ impl Logic for HomaCore {
         self.rx_fifo.s_verdict_frame_len.next = self.rx_parser.m_meta_frame_len.val();
         self.rx_fifo.s_verdict_meta.next = 0.into();
         self.rx_counters.clock.next = self.clock.val();
-        self.rx_counters.reset.next = self.reset.val();
+        self.rx_counters.reset.next = self.rpc_reset.val();
         self.rx_counters.verdict_valid.next = self.rx_parser.m_meta_valid.val();
         self.rx_counters.verdict.next = self.rx_parser.m_meta_reason.val();
         self.rx_counters.offset.next = self.csr_addr.val().get_bits::<8>(0);
@@ -372,7 +452,7 @@ impl Logic for HomaCore {
         self.rx_counters.receiver[3].next = self.control_sender.unknowns_sent.val();
         self.rx_counters.receiver[4].next = self.cpl_writer.dropped.val();
         self.arp.clock.next = self.clock.val();
-        self.arp.reset.next = self.reset.val();
+        self.arp.reset.next = self.rpc_reset.val();
         self.arp.s_axis_tdata.next = self.s_axis_rx_tdata.val();
         self.arp.s_axis_tkeep.next = self.s_axis_rx_tkeep.val();
         self.arp.s_axis_tvalid.next = self.s_axis_rx_tvalid.val();
@@ -381,14 +461,14 @@ impl Logic for HomaCore {
         self.arp.local_ip.next = self.netif.ipv4.val();
 
         self.rx_engine.clock.next = self.clock.val();
-        self.rx_engine.reset.next = self.reset.val();
+        self.rx_engine.reset.next = self.rpc_reset.val();
         self.rx_engine.s_axis_tdata.next = self.rx_fifo.m_axis_tdata.val();
         self.rx_engine.s_axis_tkeep.next = self.rx_fifo.m_axis_tkeep.val();
         self.rx_engine.s_axis_tvalid.next = self.rx_fifo.m_axis_tvalid.val();
         self.rx_engine.s_axis_tlast.next = self.rx_fifo.m_axis_tlast.val();
         self.rx_fifo.m_axis_tready.next = self.rx_engine.s_axis_tready.val();
         self.rpc_table.clock.next = self.clock.val();
-        self.rpc_table.reset.next = self.reset.val();
+        self.rpc_table.reset.next = self.rpc_reset.val();
         self.rpc_table.s_req_valid.next = self.rx_engine.m_rpc_valid.val();
         self.rx_engine.m_rpc_ready.next = self.rpc_table.s_req_ready.val();
         self.rpc_table.s_req_op.next = self.rx_engine.m_rpc_op.val();
@@ -400,7 +480,7 @@ impl Logic for HomaCore {
         self.rx_engine.s_rpc_slot.next = self.rpc_table.m_rsp_slot.val();
         self.rx_engine.s_rpc_key.next = self.rpc_table.m_rsp_key.val();
         self.bpage_pool.clock.next = self.clock.val();
-        self.bpage_pool.reset.next = self.reset.val();
+        self.bpage_pool.reset.next = self.rpc_reset.val();
         self.bpage_pool.sel_endpoint.next = self.rx_engine.sel_endpoint.val();
         self.bpage_pool.pop.next = self.rx_engine.bpage_pop.val();
         self.rx_engine.bpage_valid.next = self.bpage_pool.head_valid.val();
@@ -441,7 +521,7 @@ impl Logic for HomaCore {
         self.grant_csr.active_count.next = self.grant_scheduler.active_count.val();
         self.grant_csr.grants_sent.next = self.control_sender.grants_sent.val();
         self.grant_scheduler.clock.next = self.clock.val();
-        self.grant_scheduler.reset.next = self.reset.val();
+        self.grant_scheduler.reset.next = self.rpc_reset.val();
         self.grant_scheduler.cfg_max_incoming.next = self.grant_csr.max_incoming.val();
         self.grant_scheduler.cfg_max_overcommit.next = self.grant_csr.max_overcommit.val();
         self.grant_scheduler.cfg_window.next = self.grant_csr.window.val();
@@ -471,7 +551,7 @@ impl Logic for HomaCore {
         self.timer_csr.resends_sent.next = self.resend_timer.resends.val();
         self.timer_csr.sweeps.next = self.resend_timer.sweeps.val();
         self.resend_timer.clock.next = self.clock.val();
-        self.resend_timer.reset.next = self.reset.val();
+        self.resend_timer.reset.next = self.rpc_reset.val();
         self.resend_timer.tick.next = self.timer_csr.tick.val();
         self.resend_timer.cfg_resend_ticks.next = self.timer_csr.resend_ticks.val();
         self.resend_timer.cfg_resend_interval.next = self.timer_csr.resend_interval.val();
@@ -507,7 +587,7 @@ impl Logic for HomaCore {
         self.control_sender.s_resend_offset.next = self.resend_timer.m_resend_offset.val();
         self.control_sender.s_resend_length.next = self.resend_timer.m_resend_length.val();
         self.control_sender.clock.next = self.clock.val();
-        self.control_sender.reset.next = self.reset.val();
+        self.control_sender.reset.next = self.rpc_reset.val();
         self.control_sender.local_mac.next = self.netif.mac.val();
         self.control_sender.local_ip.next = self.netif.ipv4.val();
         self.control_sender.s_peer_valid.next = self.rx_engine.m_peer_valid.val();
@@ -533,7 +613,7 @@ impl Logic for HomaCore {
 
         // ---- TX: engine -> header builder -> framer -> MAC ----
         self.tx_engine.clock.next = self.clock.val();
-        self.tx_engine.reset.next = self.reset.val();
+        self.tx_engine.reset.next = self.rpc_reset.val();
         self.tx_engine.local_mac.next = self.netif.mac.val();
         self.tx_engine.local_ip.next = self.netif.ipv4.val();
         self.tx_engine.cfg_unsched_bytes.next = self.grant_csr.unsched_bytes.val();
@@ -592,12 +672,44 @@ impl Logic for HomaCore {
         self.m_dma_rd_req_tag.next = self.tx_engine.m_dma_rd_req_tag.val();
         self.tx_engine.s_dma_rd_rsp_valid.next = self.s_dma_rd_rsp_valid.val();
         self.s_dma_rd_rsp_ready.next = self.tx_engine.s_dma_rd_rsp_ready.val();
+        if (self.rd_discard.q.val() != 0) | self.ports_held.val() {
+            // No new reads while a reset is pending or answers of before
+            // one are still coming.
+            self.m_dma_rd_req_valid.next = false;
+            self.tx_engine.m_dma_rd_req_ready.next = false;
+        }
+        if self.rd_discard.q.val() != 0 {
+            self.tx_engine.s_dma_rd_rsp_valid.next = false;
+            self.s_dma_rd_rsp_ready.next = true;
+        }
+        self.rd_outstanding_next.next = self.rd_outstanding.q.val();
+        if self.m_dma_rd_req_valid.val() & self.m_dma_rd_req_ready.val() {
+            self.rd_outstanding_next.next = self.rd_outstanding.q.val() + 1;
+        }
+        if self.s_dma_rd_rsp_valid.val()
+            & self.s_dma_rd_rsp_ready.val()
+            & self.s_dma_rd_rsp_last.val()
+        {
+            self.rd_outstanding_next.next = self.rd_outstanding.q.val() - 1;
+            if self.rd_discard.q.val() != 0 {
+                self.rd_discard.d.next = self.rd_discard.q.val() - 1;
+            }
+        }
+        self.rd_outstanding.d.next = self.rd_outstanding_next.val();
+        if self.card_reset_pulse.q.val() {
+            self.rd_discard.d.next = self.rd_outstanding_next.val();
+        }
+        if self.reset.val() {
+            self.rd_outstanding.d.next = 0.into();
+            self.rd_discard.d.next = 0.into();
+        }
         self.tx_engine.s_dma_rd_rsp_data.next = self.s_dma_rd_rsp_data.val();
         self.tx_engine.s_dma_rd_rsp_tag.next = self.s_dma_rd_rsp_tag.val();
         self.tx_engine.s_dma_rd_rsp_last.next = self.s_dma_rd_rsp_last.val();
         self.tx_engine.s_dma_rd_rsp_error.next = self.s_dma_rd_rsp_error.val();
 
         self.tx_header.clock.next = self.clock.val();
+        self.tx_header.reset.next = self.rpc_reset.val();
         self.tx_header.in_valid.next = self.tx_engine.hdr_valid.val();
         self.tx_header.dst_mac.next = self.tx_engine.hdr_dst_mac.val();
         self.tx_header.src_mac.next = self.tx_engine.hdr_src_mac.val();
@@ -623,7 +735,7 @@ impl Logic for HomaCore {
         self.tx_header.body.next = 0.into();
 
         self.tx_framer.clock.next = self.clock.val();
-        self.tx_framer.reset.next = self.reset.val();
+        self.tx_framer.reset.next = self.rpc_reset.val();
         self.tx_framer.s_hdr_valid.next = self.tx_header.out_valid.val();
         self.tx_framer.s_hdr_beat0.next = self.tx_header.out_beat0.val();
         self.tx_framer.s_hdr_beat1.next = self.tx_header.out_beat1.val();
@@ -661,30 +773,33 @@ impl Logic for HomaCore {
             self.m_axis_tx_tlast.next = self.control_sender.m_axis_tlast.val();
             self.m_axis_tx_tuser.next = false;
         }
+        // A card reset waiting: no new frame starts.
+        self.mac_ready.next = self.m_axis_tx_tready.val();
+        if self.ports_held.val() & !self.tx_in_frame.q.val() & !self.control_in_frame.q.val() {
+            self.m_axis_tx_tvalid.next = false;
+            self.mac_ready.next = false;
+        }
         self.tx_framer.m_axis_tx_tready.next =
-            self.m_axis_tx_tready.val() & !self.arp_grant.val() & !self.control_port.val();
-        self.arp.m_axis_tready.next = self.m_axis_tx_tready.val() & self.arp_grant.val();
-        self.control_sender.m_axis_tready.next =
-            self.m_axis_tx_tready.val() & self.control_port.val();
+            self.mac_ready.val() & !self.arp_grant.val() & !self.control_port.val();
+        self.arp.m_axis_tready.next = self.mac_ready.val() & self.arp_grant.val();
+        self.control_sender.m_axis_tready.next = self.mac_ready.val() & self.control_port.val();
         if self.tx_framer.m_axis_tx_tvalid.val()
-            & self.m_axis_tx_tready.val()
+            & self.mac_ready.val()
             & !self.arp_grant.val()
             & !self.control_port.val()
         {
             self.tx_in_frame.d.next = !self.tx_framer.m_axis_tx_tlast.val();
         }
-        if self.control_port.val()
-            & self.control_sender.m_axis_tvalid.val()
-            & self.m_axis_tx_tready.val()
+        if self.control_port.val() & self.control_sender.m_axis_tvalid.val() & self.mac_ready.val()
         {
             self.control_in_frame.d.next = !self.control_sender.m_axis_tlast.val();
         }
-        if self.reset.val() {
+        if self.rpc_reset.val() {
             self.tx_in_frame.d.next = false;
             self.control_in_frame.d.next = false;
         }
         self.tx_engine.frame_sent.next = self.tx_framer.m_axis_tx_tvalid.val()
-            & self.m_axis_tx_tready.val()
+            & self.mac_ready.val()
             & !self.arp_grant.val()
             & !self.control_port.val()
             & self.tx_framer.m_axis_tx_tlast.val();
@@ -692,7 +807,7 @@ impl Logic for HomaCore {
         // ---- completions: the RX engine first (an application waits on
         // it), the TX engine when RX has none ----
         self.cpl_writer.clock.next = self.clock.val();
-        self.cpl_writer.reset.next = self.reset.val();
+        self.cpl_writer.reset.next = self.rpc_reset.val();
         self.cpl_writer.s_cpl_valid.next =
             self.rx_engine.m_cpl_valid.val() | self.tx_engine.m_cpl_valid.val();
         self.cpl_writer.s_cpl_endpoint.next = self.tx_engine.m_cpl_endpoint.val();
@@ -708,7 +823,7 @@ impl Logic for HomaCore {
         // ---- DMA writes: RX payload (through its register slice), whole
         // transactions, else completions ----
         self.rx_wr_slice.clock.next = self.clock.val();
-        self.rx_wr_slice.reset.next = self.reset.val();
+        self.rx_wr_slice.reset.next = self.rpc_reset.val();
         self.rx_wr_slice.s_valid.next = self.rx_engine.m_dma_wr_valid.val();
         self.rx_engine.m_dma_wr_ready.next = self.rx_wr_slice.s_ready.val();
         self.rx_wr_slice.s_addr.next = self.rx_engine.m_dma_wr_addr.val();
@@ -728,12 +843,18 @@ impl Logic for HomaCore {
             self.m_dma_wr_strb.next = self.rx_wr_slice.m_strb.val();
             self.m_dma_wr_last.next = self.rx_wr_slice.m_last.val();
         }
-        self.rx_wr_slice.m_ready.next = self.rx_wr_grant.val() & self.m_dma_wr_ready.val();
-        self.cpl_writer.m_dma_wr_ready.next = !self.rx_wr_grant.val() & self.m_dma_wr_ready.val();
-        if self.rx_wr_slice.m_valid.val() & self.m_dma_wr_ready.val() {
+        // A card reset waiting: no new write transaction starts.
+        self.wr_ready.next = self.m_dma_wr_ready.val();
+        if self.ports_held.val() & !self.rx_wr_busy.q.val() {
+            self.m_dma_wr_valid.next = false;
+            self.wr_ready.next = false;
+        }
+        self.rx_wr_slice.m_ready.next = self.rx_wr_grant.val() & self.wr_ready.val();
+        self.cpl_writer.m_dma_wr_ready.next = !self.rx_wr_grant.val() & self.wr_ready.val();
+        if self.rx_wr_slice.m_valid.val() & self.wr_ready.val() {
             self.rx_wr_busy.d.next = !self.rx_wr_slice.m_last.val();
         }
-        if self.reset.val() {
+        if self.rpc_reset.val() {
             self.rx_wr_busy.d.next = false;
         }
 

@@ -226,13 +226,24 @@ pub mod rx_counters {
 /// The card's own addresses on the network.
 pub mod interface {
     pub const BASE: u32 = 0x0300;
-    pub const VERSION: u32 = 0x0001_0000;
+    /// 1.1: RESET.
+    pub const VERSION: u32 = 0x0001_0001;
     /// MAC address: bytes 0..4 in wire order in bits 31:0 (byte 0 in bits
     /// 7:0), bytes 4..6 in MAC_HI bits 15:0. RW.
     pub const MAC_LO: u32 = 0x0c;
     pub const MAC_HI: u32 = 0x10;
     /// IPv4 address as a number (10.0.0.1 is 0x0a000001). RW.
     pub const IPV4: u32 = 0x14;
+    /// Write RESET_MAGIC: the card reset. Every RPC the card holds is
+    /// dropped and every endpoint closed: the engines, tables, pools, timers
+    /// and counters go back to their state after power-on, without a
+    /// completion for anything. The addresses here and the tunables (grant
+    /// and timer blocks) stay. Reads 1 until the card is ready again (it
+    /// first lets the frame and the DMA write under way finish, then
+    /// settles for `core::BOOT_CYCLES`), then 0. Other values are ignored.
+    pub const RESET: u32 = 0x18;
+    /// "RST!".
+    pub const RESET_MAGIC: u32 = 0x5253_5421;
 }
 
 /// The receiver's grant scheduler: HomaModule's tunables (same names and

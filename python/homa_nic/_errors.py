@@ -49,6 +49,15 @@ class RpcTimedOut(HomaError, TimeoutError):
     id: int
 
 
+class CardReset(HomaError):
+    """The card was reset since the endpoint was opened: the endpoint and its
+    RPCs are gone; open a new one."""
+
+
+class ResetStuck(HomaError):
+    """The card did not finish a reset."""
+
+
 class PortInUse(HomaError):
     """Another endpoint of the card already has the port (``port``)."""
 

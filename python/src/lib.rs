@@ -64,6 +64,8 @@ fn py_error(py: Python<'_>, e: Error) -> PyErr {
             ],
         ),
         Error::Timeout(id) => ("RpcTimedOut", vec![("id", id.0.into_py_any(py))]),
+        Error::CardReset => ("CardReset", vec![]),
+        Error::ResetStuck => ("ResetStuck", vec![]),
         Error::PortInUse(port) => ("PortInUse", vec![("port", (*port).into_py_any(py))]),
         Error::BadPort => ("BadPort", vec![]),
         Error::NoFreeEndpoint(count) => {

@@ -1,5 +1,6 @@
 //! The interface register block: the card's MAC and IPv4 addresses, which the
-//! TX path writes into every header it builds. Set by the driver at bring-up.
+//! TX path writes into every header it builds, set by the driver at
+//! bring-up; and the card reset (RESET), which the core carries out.
 
 use rust_hdl::prelude::*;
 
@@ -23,6 +24,10 @@ pub struct InterfaceBlock {
     pub mac: Signal<Out, Bits<48>>,
     /// The card's IPv4 address.
     pub ipv4: Signal<Out, Bits<32>>,
+    /// High for the cycle RESET_MAGIC is written to RESET.
+    pub reset_request: Signal<Out, bool>,
+    /// From the core: a card reset is under way (RESET reads it).
+    pub reset_busy: Signal<In, bool>,
     header: RegisterBlockHeader,
     mac_lo: DFF<Bits<32>>,
     mac_hi: DFF<Bits<32>>,
@@ -30,6 +35,8 @@ pub struct InterfaceBlock {
     offset_mac_lo: Constant<Bits<8>>,
     offset_mac_hi: Constant<Bits<8>>,
     offset_ipv4: Constant<Bits<8>>,
+    offset_reset: Constant<Bits<8>>,
+    reset_magic: Constant<Bits<32>>,
 }
 
 impl Default for InterfaceBlock {
@@ -45,6 +52,8 @@ impl Default for InterfaceBlock {
             rd_data: Default::default(),
             mac: Default::default(),
             ipv4: Default::default(),
+            reset_request: Default::default(),
+            reset_busy: Default::default(),
             header: RegisterBlockHeader::new(
                 block_type::INTERFACE,
                 interface::VERSION,
@@ -56,6 +65,8 @@ impl Default for InterfaceBlock {
             offset_mac_lo: c(interface::MAC_LO),
             offset_mac_hi: c(interface::MAC_HI),
             offset_ipv4: c(interface::IPV4),
+            offset_reset: c(interface::RESET),
+            reset_magic: Constant::new((interface::RESET_MAGIC as u64).to_bits()),
         }
     }
 }
@@ -66,6 +77,10 @@ impl Logic for InterfaceBlock {
         dff_setup!(self, clock, mac_lo, mac_hi, ip);
         self.header.offset.next = self.offset.val();
         self.header.select.next = self.select.val();
+        self.reset_request.next = self.select.val()
+            & self.wr_en.val()
+            & (self.offset.val() == self.offset_reset.val())
+            & (self.wr_data.val() == self.reset_magic.val());
         if self.select.val() & self.wr_en.val() {
             if self.offset.val() == self.offset_mac_lo.val() {
                 self.mac_lo.d.next = self.wr_data.val();
@@ -92,6 +107,12 @@ impl Logic for InterfaceBlock {
             }
             if self.offset.val() == self.offset_ipv4.val() {
                 self.rd_data.next = self.ip.q.val();
+            }
+            if self.offset.val() == self.offset_reset.val() {
+                self.rd_data.next = 0.into();
+                if self.reset_busy.val() {
+                    self.rd_data.next = 1.into();
+                }
             }
         }
         // Wire order to a number: byte 0 is the most significant.

@@ -430,6 +430,7 @@ impl Logic for ControlSender {
         self.peer.next = self.peers.read_data.val();
 
         self.header.clock.next = self.clock.val();
+        self.header.reset.next = self.reset.val();
         self.header.in_valid.next = false;
         self.header.dst_mac.next = self.peer.val().get_bits::<48>(0);
         self.header.src_mac.next = self.local_mac.val();

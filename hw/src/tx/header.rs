@@ -84,6 +84,9 @@ fn c8(v: u8) -> Constant<Bits<8>> {
 #[derive(LogicBlock)]
 pub struct TxHeaderBuilder {
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset: the headers in the pipeline are forgotten (else
+    /// one built before a card reset would start a frame after it).
+    pub reset: Signal<In, bool>,
     /// Sample the fields below this cycle.
     pub in_valid: Signal<In, bool>,
     pub dst_mac: Signal<In, Bits<48>>,
@@ -244,6 +247,7 @@ impl Default for TxHeaderBuilder {
         }
         Self {
             clock: Default::default(),
+            reset: Default::default(),
             in_valid: Default::default(),
             dst_mac: Default::default(),
             src_mac: Default::default(),
@@ -534,6 +538,10 @@ impl Logic for TxHeaderBuilder {
             self.beat1.d.next = self.s1_beat1.q.val();
             self.frame_len.d.next = self.s1_payload.q.val() + self.s1_frame_base.q.val();
             self.header_len.d.next = self.s1_header_len.q.val();
+        }
+        if self.reset.val() {
+            self.s1_valid.d.next = false;
+            self.valid.d.next = false;
         }
         self.out_valid.next = self.valid.q.val();
         self.out_beat0.next = self.beat0.q.val();
