@@ -38,6 +38,9 @@ class Nic:
     def open_vfio(bdf: str, bar: int = 0, config: str | os.PathLike[str] | None = None) -> Nic:
         """Opens the card at PCI address ``bdf`` through VFIO."""
     def set_address(self, mac: str, ip: str) -> None: ...
+    def reset(self) -> None:
+        """Resets the card: every RPC it holds dropped, every endpoint closed;
+        calls of endpoints opened before raise ``CardReset``."""
     @property
     def mac(self) -> str: ...
     @property

@@ -293,6 +293,13 @@ impl Nic {
             .map_err(|e| py_error(py, e))
     }
 
+    /// Resets the card: every RPC it holds is dropped and every endpoint
+    /// closed (addresses and tunables stay). Endpoints opened before are
+    /// dead: their calls raise `CardReset`.
+    fn reset(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.nic.reset()).map_err(|e| py_error(py, e))
+    }
+
     #[getter]
     fn mac(&self) -> String {
         show_mac(self.nic.mac())

@@ -71,3 +71,17 @@ def test_bad_arguments_are_value_errors(cards, pair):
         server.recv_request(timeout=-1)
     with pytest.raises(ValueError):
         homa_nic.Endpoint(cards[1], 5, bpages=1025)
+
+
+def test_a_card_reset_makes_the_old_endpoints_raise_card_reset(cards):
+    _, client_card, server_card = cards
+    client = homa_nic.Endpoint(client_card, 1000)
+    server = homa_nic.Endpoint(server_card, 99)
+    server_card.reset()
+    with pytest.raises(homa_nic.CardReset):
+        server.recv_request(timeout=1)
+    server = homa_nic.Endpoint(server_card, 99)
+    rpc = client.send_request(server.address, b"after")
+    request = server.recv_request(timeout=10)
+    server.reply(request.id, bytes(request.message))
+    assert bytes(client.recv_response(rpc, timeout=10).message) == b"after"
