@@ -374,11 +374,11 @@ impl Logic for HomaCore {
             // A PORT write starts the endpoint over: ring indices to 0, its
             // messages of before left to their timers; an RX_AREA write
             // empties its bpage pool.
-            self.tx_engine.ep_restart[e].next = self.endpoints[e].port_written.val();
+            self.tx_engine.ep_restart[e].next = self.endpoints[e].restart.val();
             self.tx_engine.ep_generation[e].next = self.endpoints[e].generation.val();
             self.rx_engine.ep_restart[e].next = self.endpoints[e].port_written.val();
             self.rx_engine.ep_generation[e].next = self.endpoints[e].generation.val();
-            self.cpl_writer.restart[e].next = self.endpoints[e].port_written.val();
+            self.cpl_writer.restart[e].next = self.endpoints[e].restart.val();
             self.bpage_pool.clear[e].next = self.endpoints[e].area_written.val();
         }
         self.endpoints_rd_data.next = self.endpoints[0].rd_data.val()

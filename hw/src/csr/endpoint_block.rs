@@ -76,12 +76,16 @@ pub struct EndpointBlock {
     /// High for the cycle PORT is written (any value): the endpoint starts
     /// over.
     pub port_written: Signal<Out, bool>,
+    /// `port_written`, a cycle later (registered: for the blocks far from
+    /// the CSR decode, whose ring indices restart then).
+    pub restart: Signal<Out, bool>,
     /// High for the cycle RX_AREA_LO or RX_AREA_HI is written.
     pub area_written: Signal<Out, bool>,
     /// PORT writes so far, wrapping.
     pub generation: Signal<Out, Bits<GENERATION_BITS>>,
     header: RegisterBlockHeader,
     generation_count: DFF<Bits<GENERATION_BITS>>,
+    restart_pulse: DFF<bool>,
     regs: [DFF<Bits<32>>; RW],
     first: Constant<Bits<8>>,
     offset_tx_consumer: Constant<Bits<8>>,
@@ -128,6 +132,8 @@ impl EndpointBlock {
             bpage_push_index: Default::default(),
             bpages_free: Default::default(),
             port_written: Default::default(),
+            restart: Default::default(),
+            restart_pulse: Default::default(),
             area_written: Default::default(),
             generation: Default::default(),
             generation_count: Default::default(),
@@ -151,7 +157,7 @@ impl EndpointBlock {
 impl Logic for EndpointBlock {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, generation_count);
+        dff_setup!(self, clock, generation_count, restart_pulse);
         self.port_written.next =
             self.select.val() & self.wr_en.val() & (self.offset.val() == self.first.val());
         self.area_written.next = self.select.val()
@@ -198,6 +204,8 @@ impl Logic for EndpointBlock {
             self.generation_count.d.next = 0.into();
         }
         self.generation.next = self.generation_count.q.val();
+        self.restart_pulse.d.next = self.port_written.val() & !self.reset.val();
+        self.restart.next = self.restart_pulse.q.val();
         self.bpage_push.next = self.select.val()
             & self.wr_en.val()
             & (self.offset.val() == self.offset_bpage_push.val());

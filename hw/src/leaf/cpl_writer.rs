@@ -52,8 +52,8 @@ pub struct CplWriter {
     pub sel_consumer: Signal<In, Bits<32>>,
     /// The held request's endpoint is open (its port is not 0).
     pub sel_open: Signal<In, bool>,
-    /// Per endpoint: its port is being written; its producer index goes
-    /// back to 0.
+    /// Per endpoint: its port was written (the cycle after); its producer
+    /// index goes back to 0.
     pub restart: [Signal<In, bool>; ENDPOINTS],
     /// Completions dropped because their endpoint had closed (wraps).
     pub dropped: Signal<Out, Bits<32>>,
