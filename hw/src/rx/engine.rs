@@ -80,14 +80,22 @@
 //!             (EXP_REMOVE .. EXP_CPL). The RPC table frees its slot by
 //!             number and names its key; the record gives its length, so its
 //!             ceil(length / 64 KiB) bpages are read from the page list and
-//!             pushed back to its endpoint's pool (the endpoint is the one
-//!             on the key's local port); the grant scheduler drops it; and a
-//!             response (the card's RPC as a client) completes with status
+//!             pushed back to its endpoint's pool (the endpoint and
+//!             generation its record names, if that endpoint has not closed
+//!             since; else the pages were the old RX area's and go nowhere);
+//!             the grant scheduler drops it; and a response (the card's RPC
+//!             as a client) of a live endpoint completes with status
 //!             TIMEOUT, so the waiting call fails instead of hanging. (A
 //!             delivered request only loses its slot: see COMPLETE.) A
 //!             request is dropped without a word to the host, which never
 //!             saw it (HomaModule's server does the same). About 2 cycles
 //!             per bpage plus 8; `INBOUND_EXPIRED` counts them.
+//!
+//! Endpoints that close: every record names the endpoint and generation it
+//! began in (`EndpointBlock`). A packet for a record whose endpoint has
+//! closed since (or closed and opened again, on this port or another) is
+//! dropped as for no endpoint (STATE), a RESEND for it is answered as for
+//! an RPC not here (REFRESH), and its expiry gives its pages to no pool.
 //!
 //! The record of what arrived (per slot, in `rpc_state`): the length, the
 //! prefix (bytes [0, prefix) all in), the bytes received, and up to `GAPS`
@@ -452,7 +460,6 @@ pub struct RxEngine {
     /// open (`endpoint` is it), so its bpages go back.
     gone_key: DFF<Bits<KEY_BITS>>,
     gone_open: DFF<bool>,
-    /// EXPIRE: the endpoint on the gone key's local port (unrolled).
     /// The record the state RAM shows: its endpoint, its generation, and
     /// whether that endpoint is still the one it arrived on (open, not
     /// closed and opened again since).

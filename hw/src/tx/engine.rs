@@ -123,6 +123,14 @@
 //! machine then drops the message at its next pick and completes it with
 //! DMA_ERROR (or at its release, if the failed packet was its last).
 //!
+//! Endpoints that close: a descriptor is stored with its endpoint and that
+//! endpoint's generation (`EndpointBlock`; byte 62). A message whose
+//! endpoint has closed since (or closed and opened again) is not `c_open`:
+//! its next event or linger expiry releases it, a pick sends nothing of it
+//! (its buffer may be freed), it leaves the table by slot (its key has the
+//! old port), and no completion is written.
+//! A PORT write also sets the endpoint's consumer index back to 0.
+//!
 //! Per peer (`peers`, see `peer_state`): the cutoffs its CUTOFFS announced,
 //! looked up when a descriptor is taken, give the message's unscheduled
 //! priority and the cutoff version its DATA carries (HomaModule's priority 6
@@ -590,12 +598,9 @@ pub struct TxEngine {
     c_endpoint: Signal<Local, Bits<2>>,
     c_key: Signal<Local, Bits<KEY_BITS>>,
     c_port: Signal<Local, Bits<16>>,
-    /// The message in `c_desc`: its endpoint is still the one that posted
-    /// it (open, and not closed and opened again since), as of when it was
-    /// read from `descs` (registered: the check is off the decision paths).
-    c_live: DFF<bool>,
-    /// The same, of the descriptor `descs` shows.
-    read_open: Signal<Local, bool>,
+    /// The message's endpoint is still the one that posted it: open, and
+    /// not closed and opened again since.
+    c_open: Signal<Local, bool>,
     /// The packet being chosen: [c_sent, pkt_end).
     pkt_end: Signal<Local, Bits<20>>,
     pkt_len: Signal<Local, Bits<20>>,
@@ -968,8 +973,7 @@ impl Default for TxEngine {
             c_endpoint: Default::default(),
             c_key: Default::default(),
             c_port: Default::default(),
-            c_live: Default::default(),
-            read_open: Default::default(),
+            c_open: Default::default(),
             pkt_end: Default::default(),
             pkt_len: Default::default(),
             progress_out: Default::default(),
@@ -1077,7 +1081,6 @@ impl Logic for TxEngine {
             c_rend,
             c_first_done,
             c_release,
-            c_live,
             ctl,
             c_slot,
             c_desc,
@@ -1390,24 +1393,15 @@ impl Logic for TxEngine {
             .val()
             .get_bits::<2>(self.at_endpoint.val().index());
         self.c_port.next = 0.into();
-        self.read_open.next = false;
+        self.c_open.next = false;
         for i in 0..ENDPOINTS {
             if self.c_endpoint.val().index() == i {
                 self.c_port.next = self.ep_port[i].val();
-            }
-            if self
-                .descs
-                .read_data
-                .val()
-                .get_bits::<2>(self.at_endpoint.val().index())
-                .index()
-                == i
-            {
-                self.read_open.next = (self.ep_port[i].val() != 0)
+                self.c_open.next = (self.ep_port[i].val() != 0)
                     & (self.ep_generation[i].val()
                         == self
-                            .descs
-                            .read_data
+                            .c_desc
+                            .q
                             .val()
                             .get_bits::<GENERATION_BITS>(self.at_generation.val().index()));
             }
@@ -1654,7 +1648,6 @@ impl Logic for TxEngine {
                     | (bit_cast::<512, 2>(self.fetch_endpoint.q.val()) << self.at_endpoint.val())
                     | (bit_cast::<512, GENERATION_BITS>(self.fetch_generation.q.val())
                         << self.at_generation.val());
-                self.c_live.d.next = true;
                 self.c_status.d.next = self.status_ok.val();
                 if self.fetch_error.q.val() {
                     self.c_status.d.next = self.status_dma_error.val();
@@ -1720,7 +1713,6 @@ impl Logic for TxEngine {
             self.ctl.d.next = self.ctl_g_update.val();
         } else if self.ctl.q.val() == self.ctl_g_update.val() {
             self.c_desc.d.next = self.descs.read_data.val();
-            self.c_live.d.next = self.read_open.val();
             self.c_sent.d.next = self.progress.read_data.val().get_bits::<20>(0);
             self.c_granted.d.next = self.progress.read_data.val().get_bits::<20>(20);
             self.c_prio.d.next = self.progress.read_data.val().get_bits::<3>(40);
@@ -1747,7 +1739,7 @@ impl Logic for TxEngine {
             // RESEND, ACKED, BUSY or EXPIRED, the message's record in
             // registers.
             self.ctl.d.next = self.ctl_idle.val();
-            if !self.c_live.q.val() {
+            if !self.c_open.val() {
                 // Its endpoint has closed (or closed and opened again)
                 // since it was posted: its buffer may be gone and nobody
                 // waits for it. Released now, without a completion.
@@ -1858,7 +1850,7 @@ impl Logic for TxEngine {
             self.m_served_valid.next = true;
             if self.m_served_ready.val() {
                 self.ctl.d.next = self.ctl_idle.val();
-                if self.c_live.q.val() {
+                if self.c_open.val() {
                     self.ctl.d.next = self.ctl_p_cpl.val();
                 }
             }
@@ -1954,7 +1946,6 @@ impl Logic for TxEngine {
             self.ctl.d.next = self.ctl_p_data.val();
         } else if self.ctl.q.val() == self.ctl_p_data.val() {
             self.c_desc.d.next = self.descs.read_data.val();
-            self.c_live.d.next = self.read_open.val();
             self.c_sent.d.next = self.progress.read_data.val().get_bits::<20>(0);
             self.c_granted.d.next = self.progress.read_data.val().get_bits::<20>(20);
             self.c_prio.d.next = self.progress.read_data.val().get_bits::<3>(40);
@@ -1972,7 +1963,7 @@ impl Logic for TxEngine {
                 self.c_status.d.next = self.status_dma_error.val();
                 self.c_granted.d.next = self.c_sent.q.val();
                 self.ctl.d.next = self.ctl_p_sched.val();
-            } else if !self.c_live.q.val() {
+            } else if !self.c_open.val() {
                 // Its endpoint has gone (see E_DECIDE): no more of it.
                 self.c_release.d.next = true;
                 self.c_granted.d.next = self.c_sent.q.val();
@@ -2025,7 +2016,7 @@ impl Logic for TxEngine {
         } else if self.ctl.q.val() == self.ctl_p_remove.val() {
             self.out_table.s_req_valid.next = true;
             self.out_table.s_req_op.next = self.op_remove.val();
-            if !self.c_live.q.val() {
+            if !self.c_open.val() {
                 // By slot: the key is made with the endpoint's port, which
                 // may have changed.
                 self.out_table.s_req_op.next = self.op_remove_slot.val();
@@ -2047,7 +2038,7 @@ impl Logic for TxEngine {
                     if (self.c_kind.q.val() == self.ev_expired.val()) & self.c_release.q.val() {
                         self.expired_count.d.next = self.expired_count.q.val() + 1;
                     }
-                    if self.c_live.q.val() {
+                    if self.c_open.val() {
                         self.ctl.d.next = self.ctl_p_cpl.val();
                     }
                     if self.c_opcode.val() == self.op_response.val() {
