@@ -11,7 +11,7 @@ mod support;
 use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex};
 
-use homa_host::{Endpoint, Error, Nic, Peer, SimNetwork};
+use homa_host::{Endpoint, Error, Nic, Peer, RpcId, SimNetwork};
 use homa_hw::regmap::{endpoint, grant, rx_counters, timer};
 
 #[test]
@@ -65,7 +65,6 @@ fn a_request_to_a_dead_peer_times_out_and_leaves_nothing_held() {
 fn a_response_cut_off_by_its_servers_death_fails_and_the_client_holds_nothing() {
     use homa_hw_sim::cable::CableFaults;
     let (network, nics) = support::cards("dead_server", 2);
-    let csr = |nic: &Nic, at: u32| nic.device().backend().csr_read(at).unwrap();
     let mut client = Endpoint::open(&nics[0], 1000).unwrap();
     let mut server = Endpoint::open(&nics[1], 99).unwrap();
     let free_at = endpoint::base(0) + endpoint::RX_BPAGES_FREE;
@@ -116,6 +115,38 @@ fn csr(nic: &Nic, at: u32) -> u32 {
     nic.device().backend().csr_read(at).unwrap()
 }
 
+/// Cycles `ticks` timer ticks of `nic` take.
+fn tick_cycles(nic: &Nic, ticks: u64) -> u64 {
+    let tick_ns = csr(nic, timer::BASE + timer::TICK_NS) as u64;
+    ((ticks * tick_ns) as f64 / nic.cycle_ns()) as u64
+}
+
+/// Cycles `n` of `nic`'s RPC timeouts (`timeout_ticks`) take.
+fn timeout_cycles(nic: &Nic, n: u64) -> u64 {
+    tick_cycles(nic, n * csr(nic, timer::BASE + timer::TIMEOUT_TICKS) as u64)
+}
+
+/// Three requests to `to`: 100 B, 300 KB and 900 KB, each of its own bytes.
+fn three_calls(client: &mut Endpoint, to: Peer) -> Vec<(RpcId, Vec<u8>)> {
+    [(100usize, 1usize), (300_000, 2), (900_000, 3)]
+        .iter()
+        .map(|&(n, seed)| {
+            let request = pattern(n, seed);
+            (client.send_request(to, &request).unwrap(), request)
+        })
+        .collect()
+}
+
+/// Each call ended with its response or a timeout, nothing else.
+fn assert_served_or_timed_out(calls: &[(RpcId, Vec<u8>)], ended: &[Result<(), Error>]) {
+    for ((id, _), how) in calls.iter().zip(ended) {
+        assert!(
+            matches!(how, Ok(()) | Err(Error::Timeout(_))),
+            "{id:?} ended with {how:?}"
+        );
+    }
+}
+
 /// Two cards whose RPCs time out after 40 ticks (400 us) rather than 200:
 /// these tests wait for timeouts, several times over.
 fn quick_cards(name: &str) -> Vec<Nic> {
@@ -142,10 +173,7 @@ fn held(nic: &Nic) -> (u32, u32, u32) {
 /// Runs the cards until neither holds anything, for at most three timeouts
 /// (`timeout_ticks` of silence ends whatever no packet ends).
 fn drain(nics: &[Nic]) {
-    let ticks = csr(&nics[0], timer::BASE + timer::TIMEOUT_TICKS) as u64;
-    let tick_ns = csr(&nics[0], timer::BASE + timer::TICK_NS) as u64;
-    let limit =
-        nics[0].cycle().unwrap() + ((3 * ticks * tick_ns) as f64 / nics[0].cycle_ns()) as u64;
+    let limit = nics[0].cycle().unwrap() + timeout_cycles(&nics[0], 3);
     while nics.iter().any(|n| held(n) != (0, 0, 0)) {
         assert!(
             nics[0].cycle().unwrap() < limit,
@@ -168,12 +196,10 @@ fn pattern(size: usize, seed: usize) -> Vec<u8> {
 fn serve_until_ended(
     client: &mut Endpoint,
     server: &mut Endpoint,
-    calls: &[(homa_host::RpcId, Vec<u8>)],
+    calls: &[(RpcId, Vec<u8>)],
 ) -> Vec<Result<(), Error>> {
     let nic = client.nic().clone();
-    let ticks = csr(&nic, timer::BASE + timer::TIMEOUT_TICKS) as u64;
-    let tick_ns = csr(&nic, timer::BASE + timer::TICK_NS) as u64;
-    let limit = nic.cycle().unwrap() + ((10 * ticks * tick_ns) as f64 / nic.cycle_ns()) as u64;
+    let limit = nic.cycle().unwrap() + timeout_cycles(&nic, 10);
     let mut ended: Vec<Option<Result<(), Error>>> = calls.iter().map(|_| None).collect();
     while ended.iter().any(Option::is_none) {
         assert!(
@@ -268,10 +294,8 @@ fn a_client_closed_with_rpcs_in_flight_leaves_neither_card_holding_anything() {
 
     // The closed client's request is let go at its first timer visit (it
     // holds a buffer the host may have freed), not after a timeout.
-    let tick_cycles =
-        (csr(&nics[0], timer::BASE + timer::TICK_NS) as f64 / nics[0].cycle_ns()) as u64;
     let resend_ticks = csr(&nics[0], timer::BASE + timer::RESEND_TICKS) as u64;
-    let limit = nics[0].cycle().unwrap() + 3 * resend_ticks * tick_cycles;
+    let limit = nics[0].cycle().unwrap() + tick_cycles(&nics[0], 3 * resend_ticks);
     while held(&nics[0]).1 != 0 {
         assert!(
             nics[0].cycle().unwrap() < limit,
@@ -309,13 +333,7 @@ fn a_port_opened_again_at_once_gets_nothing_of_the_endpoint_before() {
     let mut client = Endpoint::open(&nics[0], 1000).unwrap();
     let mut server = Endpoint::open(&nics[1], 99).unwrap();
     let to = Peer::new(nics[1].ip(), nics[1].mac(), 99);
-    let calls: Vec<_> = [(100usize, 1usize), (300_000, 2), (900_000, 3)]
-        .iter()
-        .map(|&(n, seed)| {
-            let request = pattern(n, seed);
-            (client.send_request(to, &request).unwrap(), request)
-        })
-        .collect();
+    let calls = three_calls(&mut client, to);
     let taken = server.recv_request().unwrap();
     assert_eq!(
         taken.id().0 & !1,
@@ -336,12 +354,7 @@ fn a_port_opened_again_at_once_gets_nothing_of_the_endpoint_before() {
     let server_free = server.bpages_free().unwrap();
 
     let ended = serve_until_ended(&mut client, &mut server, &calls);
-    for ((id, _), how) in calls.iter().zip(&ended) {
-        assert!(
-            matches!(how, Ok(()) | Err(Error::Timeout(_))),
-            "{id:?} ended with {how:?}"
-        );
-    }
+    assert_served_or_timed_out(&calls, &ended);
     drain(&nics);
     let counted = |at: u32| csr(&nics[1], rx_counters::BASE + at);
     assert!(
@@ -365,13 +378,7 @@ fn a_card_reset_fails_every_waiting_call_and_leaves_nothing_held() {
     let mut server = Endpoint::open(&nics[1], 99).unwrap();
     let bpages = server.bpages_free().unwrap();
     let to = Peer::new(nics[1].ip(), nics[1].mac(), 99);
-    let calls: Vec<_> = [(100usize, 1usize), (300_000, 2), (900_000, 3)]
-        .iter()
-        .map(|&(n, seed)| {
-            let request = pattern(n, seed);
-            (client.send_request(to, &request).unwrap(), request)
-        })
-        .collect();
+    let calls = three_calls(&mut client, to);
     // The server answers the first with 500 KB and is reset mid-way, its
     // card sending that response (payload reads in flight) and receiving
     // the two big requests.
@@ -402,12 +409,7 @@ fn a_card_reset_fails_every_waiting_call_and_leaves_nothing_held() {
     // a request starts over, else timed out), both cards drain.
     let mut server = Endpoint::open(&nics[1], 99).unwrap();
     let ended = serve_until_ended(&mut client, &mut server, &calls);
-    for ((id, _), how) in calls.iter().zip(&ended) {
-        assert!(
-            matches!(how, Ok(()) | Err(Error::Timeout(_))),
-            "{id:?} ended with {how:?}"
-        );
-    }
+    assert_served_or_timed_out(&calls, &ended);
     drain(&nics);
     assert_eq!(server.bpages_free().unwrap(), bpages);
     echo_once(&mut client, &mut server, 200_000);
