@@ -4,8 +4,9 @@
 //!
 //! Writing PORT (opening the endpoint, closing it, or opening it on another
 //! port) starts it over: `port_written` pulses for the cycle of the write,
-//! and the ring indices go back to 0 with it (TX_PRODUCER and CPL_CONSUMER
-//! here; TX_CONSUMER and CPL_PRODUCER where they live), so a reopened
+//! and the ring indices go back to 0 (TX_PRODUCER and CPL_CONSUMER here,
+//! with the write; TX_CONSUMER and CPL_PRODUCER where they live, a cycle
+//! later on `restart`), so a reopened
 //! endpoint's new rings start where the host starts them. Writing RX_AREA
 //! (either half) empties the endpoint's bpage pool (`area_written`): the
 //! pages it held were indices into the area being replaced. (The host
