@@ -62,5 +62,8 @@ def test_a_cancelled_receive_loses_no_message(pair):
             await task
 
     asyncio.run(main())
-    client.send_request(server.address, b"after the cancel")
-    assert bytes(server.recv_request(timeout=30).message) == b"after the cancel"
+    rpc = client.send_request(server.address, b"after the cancel")
+    request = server.recv_request(timeout=30)
+    assert bytes(request.message) == b"after the cancel"
+    server.reply(request.id, b"ok")
+    client.recv_response(rpc, timeout=30)

@@ -71,4 +71,6 @@ def test_try_calls_return_none_when_nothing_has_arrived(pair):
     assert server.try_recv_request() is None
     rpc = client.send_request(server.address, b"x")
     assert client.try_recv_response(rpc) is None
-    server.recv_request(timeout=TIMEOUT_S)
+    request = server.recv_request(timeout=TIMEOUT_S)
+    server.reply(request.id, b"ok")
+    client.recv_response(rpc, timeout=TIMEOUT_S)

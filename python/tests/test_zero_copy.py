@@ -27,8 +27,12 @@ def test_a_view_keeps_its_bpage_and_stays_valid_while_held(cards):
     server = homa_nic.Endpoint(server_card, 99, bpages=2)
     assert bpages_free_settled(server, network) == 2
 
-    client.send_request(server.address, b"A" * 3000)
+    rpc = client.send_request(server.address, b"A" * 3000)
     request = server.recv_request(timeout=30)
+    # Every request is answered: a client closing with a call outstanding
+    # waits for the card to let go of it (seconds in a debug build).
+    server.reply(request.id, b"ok")
+    client.recv_response(rpc, timeout=30)
     view = memoryview(request.message)
     assert view.readonly and view.nbytes == 3000 and view.format == "B"
     with pytest.raises(BufferError):
@@ -42,8 +46,10 @@ def test_a_view_keeps_its_bpage_and_stays_valid_while_held(cards):
 
     # More traffic through the endpoint's only other bpage, message by message.
     for fill in (b"B", b"C", b"D"):
-        client.send_request(server.address, fill * 3000)
+        rpc = client.send_request(server.address, fill * 3000)
         other = server.recv_request(timeout=30)
+        server.reply(other.id, b"ok")
+        client.recv_response(rpc, timeout=30)
         assert bytes(other.message) == fill * 3000
         assert other.message.bpage != view.obj.bpage, "the held bpage is not reused"
         other.message.release()
@@ -60,8 +66,11 @@ def test_release_gives_the_bpage_back_and_ends_access(cards):
     network, client_card, server_card = cards
     client = homa_nic.Endpoint(client_card, 1000)
     server = homa_nic.Endpoint(server_card, 99, bpages=2)
-    client.send_request(server.address, b"hello")
-    with server.recv_request(timeout=30).message as message:
+    rpc = client.send_request(server.address, b"hello")
+    request = server.recv_request(timeout=30)
+    server.reply(request.id, b"ok")
+    client.recv_response(rpc, timeout=30)
+    with request.message as message:
         assert message.live and bytes(message) == b"hello"
         assert bpages_free_settled(server, network) == 1
     assert not message.live
@@ -74,8 +83,11 @@ def test_release_gives_the_bpage_back_and_ends_access(cards):
 
 def test_views_are_read_only_and_zero_copy_is_reported(pair):
     client, server = pair
-    client.send_request(server.address, b"xyz")
-    message = server.recv_request(timeout=30).message
+    rpc = client.send_request(server.address, b"xyz")
+    request = server.recv_request(timeout=30)
+    server.reply(request.id, b"ok")
+    client.recv_response(rpc, timeout=30)
+    message = request.message
     view = memoryview(message)
     with pytest.raises(TypeError):
         view[0] = 0
