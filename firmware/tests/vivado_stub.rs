@@ -6,6 +6,7 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::OnceLock;
 
 use homa_firmware::board::{board, boards};
 use homa_firmware::regmap::BuildInfo;
@@ -55,11 +56,25 @@ fn every_board_build_script_passes_the_stubbed_vivado() {
     });
 }
 
-/// Writes u250's build directory, applies `edit` to one file, runs the stub.
+/// u250's build directory, written once for every `broken` run (writing it
+/// takes seconds: the board's Verilog).
+fn u250_build_dir() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        vivado::write_build_dir(&board("u250").unwrap(), &build(), dir.path()).unwrap();
+        dir
+    })
+    .path()
+}
+
+/// A copy of u250's build directory with `edit` applied to one file, through the stub.
 fn broken(file: &str, edit: impl Fn(&str) -> String) -> String {
-    let b = board("u250").unwrap();
     let dir = tempfile::tempdir().unwrap();
-    vivado::write_build_dir(&b, &build(), dir.path()).unwrap();
+    for entry in std::fs::read_dir(u250_build_dir()).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+    }
     let path = dir.path().join(file);
     let text = std::fs::read_to_string(&path).unwrap();
     let changed = edit(&text);

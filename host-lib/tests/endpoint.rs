@@ -142,7 +142,10 @@ fn many_concurrent_rpcs_on_several_endpoints_through_a_switch() {
 #[test]
 fn bad_calls_return_typed_errors() {
     let (_network, nics) = cards("host_errors", 2);
-    let mut client = Endpoint::open(&nics[0], 1000).unwrap();
+    // A bpage for each of the 64 requests (and responses) in flight at once
+    // at the end.
+    let mut client = Endpoint::open_with_bpages(&nics[0], 1000, 64).unwrap();
+    let mut server_endpoint = Endpoint::open_with_bpages(&nics[1], 99, 64).unwrap();
     let server = peer(&nics[1], 99);
     assert!(matches!(
         client.send_request(server, &vec![0; MAX_MESSAGE_BYTES + 1]),
@@ -180,6 +183,15 @@ fn bad_calls_return_typed_errors() {
     };
     assert!(matches!(err, Error::RingFull { slots: 64 }), "{err}");
     assert_eq!(sent, 64);
+    // Served, so that the client closes with no call outstanding (else its
+    // close waits for the card to time each out).
+    for _ in 0..sent {
+        let request = server_endpoint.recv_request().unwrap();
+        server_endpoint.reply(request.id(), b"done").unwrap();
+    }
+    for _ in 0..sent {
+        assert_eq!(client.recv_any_response().unwrap().message().to_vec(), b"done");
+    }
 }
 
 #[test]
@@ -188,10 +200,18 @@ fn dropping_a_received_message_gives_its_bpage_back() {
     let mut client = Endpoint::open(&nics[0], 1000).unwrap();
     let mut server = Endpoint::open_with_bpages(&nics[1], 99, 4).unwrap();
     assert_eq!(server.bpages_free().unwrap(), 4);
-    client.send_request(peer(&nics[1], 99), b"hold").unwrap();
-    client.send_request(peer(&nics[1], 99), b"this").unwrap();
+    let calls = [
+        client.send_request(peer(&nics[1], 99), b"hold").unwrap(),
+        client.send_request(peer(&nics[1], 99), b"this").unwrap(),
+    ];
     let first = server.recv_request().unwrap();
     let second = server.recv_request().unwrap();
+    // Answered (the requests stay held): the client then closes with no call
+    // outstanding, which would wait for the card to time it out.
+    for (request, call) in [&first, &second].into_iter().zip(calls) {
+        server.reply(request.id(), b"ok").unwrap();
+        client.recv_response(call).unwrap();
+    }
     assert_eq!(first.message().to_vec(), b"hold");
     assert_ne!(first.message().bpages(), second.message().bpages());
     assert_eq!(server.bpages_free().unwrap(), 2, "two messages held");

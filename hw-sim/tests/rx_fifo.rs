@@ -553,7 +553,7 @@ fn rx_fifo_rusthdl_and_verilator_agree_cycle_by_cycle() {
     rtl.reset.next = false;
     sim.set_reset(false);
     let (mut beats, mut overflows) = (0, 0);
-    for cycle in 0..8 * DEPTH {
+    for cycle in 0..4 * DEPTH {
         // Random beats and verdicts (three cycles after a last beat, as the
         // parser gives them, or at random), random readiness in phases long
         // enough to fill the FIFO.
