@@ -1,8 +1,10 @@
 //! Small reusable blocks that the paths share: a byte-order swap of a whole
-//! beat, a register slice on the DMA write port, field extraction from a
-//! header window, and the completion-ring writer.
+//! beat, a register slice for any stream (and the DMA write port's fields
+//! over it), field extraction from a header window, and the completion-ring
+//! writer.
 
 pub mod byte_swap;
 pub mod cpl_writer;
 pub mod dma_write_slice;
 pub mod header_fields;
+pub mod register_slice;
