@@ -125,11 +125,12 @@
 //!
 //! Endpoints that close: a descriptor is stored with its endpoint and that
 //! endpoint's generation (`EndpointBlock`; byte 62). A message whose
-//! endpoint has closed since (or closed and opened again) is not `c_open`:
-//! its next event or linger expiry releases it, a pick sends nothing of it
-//! (its buffer may be freed), it leaves the table by slot (its key has the
-//! old port), and no completion is written.
-//! A PORT write also sets the endpoint's consumer index back to 0.
+//! endpoint has closed since (or closed and opened again) is not `c_live`
+//! (checked as its descriptor is read from RAM, so the check is a register
+//! on the decision and table-key paths): its next event or linger expiry
+//! releases it, a pick sends nothing of it (its buffer may be freed), it
+//! leaves the table by slot (its key has the old port), and no completion
+//! is written. A PORT write also sets the endpoint's consumer index back to 0.
 //!
 //! Per peer (`peers`, see `peer_state`): the cutoffs its CUTOFFS announced,
 //! looked up when a descriptor is taken, give the message's unscheduled
@@ -598,9 +599,19 @@ pub struct TxEngine {
     c_endpoint: Signal<Local, Bits<2>>,
     c_key: Signal<Local, Bits<KEY_BITS>>,
     c_port: Signal<Local, Bits<16>>,
-    /// The message's endpoint is still the one that posted it: open, and
-    /// not closed and opened again since.
-    c_open: Signal<Local, bool>,
+    /// The message in `c_desc`: its endpoint is still the one that posted
+    /// it (open, and not closed and opened again since), as of when it was
+    /// read from `descs` (registered: the check is off the decision paths).
+    c_live: DFF<bool>,
+    /// The packet just issued (P_ISSUE) carries the ack owed to its peer:
+    /// it is taken from `peers` in the next cycle (P_SCHED), by a register,
+    /// so the take does not hang on the DMA port's ready in the cycle it
+    /// comes (that path reached the peer RAM's write enable combinationally,
+    /// and Verilator 5.006 once left it unsettled: the ack was sent and not
+    /// taken, and went out in every later DATA to that peer).
+    ack_take: DFF<bool>,
+    /// The same, of the descriptor `descs` shows.
+    read_open: Signal<Local, bool>,
     /// The packet being chosen: [c_sent, pkt_end).
     pkt_end: Signal<Local, Bits<20>>,
     pkt_len: Signal<Local, Bits<20>>,
@@ -973,7 +984,9 @@ impl Default for TxEngine {
             c_endpoint: Default::default(),
             c_key: Default::default(),
             c_port: Default::default(),
-            c_open: Default::default(),
+            c_live: Default::default(),
+            ack_take: Default::default(),
+            read_open: Default::default(),
             pkt_end: Default::default(),
             pkt_len: Default::default(),
             progress_out: Default::default(),
@@ -1081,6 +1094,8 @@ impl Logic for TxEngine {
             c_rend,
             c_first_done,
             c_release,
+            c_live,
+            ack_take,
             ctl,
             c_slot,
             c_desc,
@@ -1128,7 +1143,10 @@ impl Logic for TxEngine {
         self.peers.s_ack_ip.next = self.s_owed_ack_ip.val();
         self.peers.s_ack_client_id.next = self.s_owed_ack_client_id.val();
         self.peers.s_ack_server_port.next = self.s_owed_ack_server_port.val();
-        self.peers.a_take.next = false;
+        // The lookup of the cycle before (P_ISSUE's, of the same peer) is
+        // the one taken.
+        self.peers.a_take.next = self.ack_take.q.val();
+        self.ack_take.d.next = false;
         self.acks_piggybacked.next = self.peers.acks_piggybacked.val();
         self.doorbells_beyond_ring.next = self.doorbells_beyond_count.q.val();
         self.sched.cfg_pacer_fifo_fraction.next = self.pacer_fifo_fraction.val();
@@ -1393,15 +1411,24 @@ impl Logic for TxEngine {
             .val()
             .get_bits::<2>(self.at_endpoint.val().index());
         self.c_port.next = 0.into();
-        self.c_open.next = false;
+        self.read_open.next = false;
         for i in 0..ENDPOINTS {
             if self.c_endpoint.val().index() == i {
                 self.c_port.next = self.ep_port[i].val();
-                self.c_open.next = (self.ep_port[i].val() != 0)
+            }
+            if self
+                .descs
+                .read_data
+                .val()
+                .get_bits::<2>(self.at_endpoint.val().index())
+                .index()
+                == i
+            {
+                self.read_open.next = (self.ep_port[i].val() != 0)
                     & (self.ep_generation[i].val()
                         == self
-                            .c_desc
-                            .q
+                            .descs
+                            .read_data
                             .val()
                             .get_bits::<GENERATION_BITS>(self.at_generation.val().index()));
             }
@@ -1545,7 +1572,8 @@ impl Logic for TxEngine {
             .get_bits::<32>(self.at_peer_ip.val().index());
         self.peers.q_length.next = self.c_len20.val();
         // The ack owed to the peer of the packet being chosen: looked up as
-        // its descriptor comes out of `descs` (P_DATA), there in P_ISSUE.
+        // its descriptor comes out of `descs` (P_DATA), there in P_ISSUE (for
+        // the job); looked up again in P_ISSUE, taken in P_SCHED (`ack_take`).
         self.peers.a_ip.next = self
             .c_desc
             .q
@@ -1648,6 +1676,7 @@ impl Logic for TxEngine {
                     | (bit_cast::<512, 2>(self.fetch_endpoint.q.val()) << self.at_endpoint.val())
                     | (bit_cast::<512, GENERATION_BITS>(self.fetch_generation.q.val())
                         << self.at_generation.val());
+                self.c_live.d.next = true;
                 self.c_status.d.next = self.status_ok.val();
                 if self.fetch_error.q.val() {
                     self.c_status.d.next = self.status_dma_error.val();
@@ -1713,6 +1742,7 @@ impl Logic for TxEngine {
             self.ctl.d.next = self.ctl_g_update.val();
         } else if self.ctl.q.val() == self.ctl_g_update.val() {
             self.c_desc.d.next = self.descs.read_data.val();
+            self.c_live.d.next = self.read_open.val();
             self.c_sent.d.next = self.progress.read_data.val().get_bits::<20>(0);
             self.c_granted.d.next = self.progress.read_data.val().get_bits::<20>(20);
             self.c_prio.d.next = self.progress.read_data.val().get_bits::<3>(40);
@@ -1739,7 +1769,7 @@ impl Logic for TxEngine {
             // RESEND, ACKED, BUSY or EXPIRED, the message's record in
             // registers.
             self.ctl.d.next = self.ctl_idle.val();
-            if !self.c_open.val() {
+            if !self.c_live.q.val() {
                 // Its endpoint has closed (or closed and opened again)
                 // since it was posted: its buffer may be gone and nobody
                 // waits for it. Released now, without a completion.
@@ -1850,7 +1880,7 @@ impl Logic for TxEngine {
             self.m_served_valid.next = true;
             if self.m_served_ready.val() {
                 self.ctl.d.next = self.ctl_idle.val();
-                if self.c_open.val() {
+                if self.c_live.q.val() {
                     self.ctl.d.next = self.ctl_p_cpl.val();
                 }
             }
@@ -1946,6 +1976,7 @@ impl Logic for TxEngine {
             self.ctl.d.next = self.ctl_p_data.val();
         } else if self.ctl.q.val() == self.ctl_p_data.val() {
             self.c_desc.d.next = self.descs.read_data.val();
+            self.c_live.d.next = self.read_open.val();
             self.c_sent.d.next = self.progress.read_data.val().get_bits::<20>(0);
             self.c_granted.d.next = self.progress.read_data.val().get_bits::<20>(20);
             self.c_prio.d.next = self.progress.read_data.val().get_bits::<3>(40);
@@ -1963,7 +1994,7 @@ impl Logic for TxEngine {
                 self.c_status.d.next = self.status_dma_error.val();
                 self.c_granted.d.next = self.c_sent.q.val();
                 self.ctl.d.next = self.ctl_p_sched.val();
-            } else if !self.c_open.val() {
+            } else if !self.c_live.q.val() {
                 // Its endpoint has gone (see E_DECIDE): no more of it.
                 self.c_release.d.next = true;
                 self.c_granted.d.next = self.c_sent.q.val();
@@ -1981,7 +2012,7 @@ impl Logic for TxEngine {
                     self.tag_payload.val() + bit_cast::<8, 3>(self.j_tail.q.val());
                 if self.m_dma_rd_req_ready.val() {
                     self.push_job.next = true;
-                    self.peers.a_take.next = true;
+                    self.ack_take.d.next = true;
                     self.c_pkt_len.d.next = self.pkt_len.val().get_bits::<11>(0);
                     self.c_pkt_retx.d.next = self.retx.val();
                     self.c_sent.d.next = self.pkt_end.val();
@@ -2016,7 +2047,7 @@ impl Logic for TxEngine {
         } else if self.ctl.q.val() == self.ctl_p_remove.val() {
             self.out_table.s_req_valid.next = true;
             self.out_table.s_req_op.next = self.op_remove.val();
-            if !self.c_open.val() {
+            if !self.c_live.q.val() {
                 // By slot: the key is made with the endpoint's port, which
                 // may have changed.
                 self.out_table.s_req_op.next = self.op_remove_slot.val();
@@ -2038,7 +2069,7 @@ impl Logic for TxEngine {
                     if (self.c_kind.q.val() == self.ev_expired.val()) & self.c_release.q.val() {
                         self.expired_count.d.next = self.expired_count.q.val() + 1;
                     }
-                    if self.c_open.val() {
+                    if self.c_live.q.val() {
                         self.ctl.d.next = self.ctl_p_cpl.val();
                     }
                     if self.c_opcode.val() == self.op_response.val() {
@@ -2289,6 +2320,7 @@ impl Logic for TxEngine {
         if self.reset.val() {
             self.fetch.d.next = 0.into();
             self.next_endpoint.d.next = 0.into();
+            self.ack_take.d.next = false;
             self.ctl.d.next = self.ctl_idle.val();
             self.st.d.next = self.st_idle.val();
             self.j_head.d.next = 0.into();
