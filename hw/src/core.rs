@@ -170,6 +170,9 @@ pub struct HomaCore {
     /// with `last`).
     rd_outstanding: DFF<Bits<8>>,
     rd_outstanding_next: Signal<Local, Bits<8>>,
+    /// This cycle a read is issued / a read's answer ends (`last`).
+    rd_issued: Signal<Local, bool>,
+    rd_answered: Signal<Local, bool>,
     /// Answers still to come to reads issued before a card reset: taken
     /// from the port and thrown away, while new reads wait.
     rd_discard: DFF<Bits<8>>,
@@ -267,6 +270,8 @@ impl HomaCore {
             wr_ready: Default::default(),
             rd_outstanding: Default::default(),
             rd_outstanding_next: Default::default(),
+            rd_issued: Default::default(),
+            rd_answered: Default::default(),
             rd_discard: Default::default(),
             boot_cycles: Constant::new(BOOT_CYCLES.to_bits()),
             tx_framer: Default::default(),
@@ -682,18 +687,23 @@ impl Logic for HomaCore {
             self.tx_engine.s_dma_rd_rsp_valid.next = false;
             self.s_dma_rd_rsp_ready.next = true;
         }
+        // A read issued and another's answer ending in the same cycle leave
+        // the count as it was. (Counting only the answer once let the count
+        // fall one short: after a card reset, an old answer then came through
+        // undiscarded to an engine expecting nothing, and stopped the port.)
+        self.rd_issued.next = self.m_dma_rd_req_valid.val() & self.m_dma_rd_req_ready.val();
+        self.rd_answered.next = self.s_dma_rd_rsp_valid.val()
+            & self.s_dma_rd_rsp_ready.val()
+            & self.s_dma_rd_rsp_last.val();
         self.rd_outstanding_next.next = self.rd_outstanding.q.val();
-        if self.m_dma_rd_req_valid.val() & self.m_dma_rd_req_ready.val() {
+        if self.rd_issued.val() & !self.rd_answered.val() {
             self.rd_outstanding_next.next = self.rd_outstanding.q.val() + 1;
         }
-        if self.s_dma_rd_rsp_valid.val()
-            & self.s_dma_rd_rsp_ready.val()
-            & self.s_dma_rd_rsp_last.val()
-        {
+        if self.rd_answered.val() & !self.rd_issued.val() {
             self.rd_outstanding_next.next = self.rd_outstanding.q.val() - 1;
-            if self.rd_discard.q.val() != 0 {
-                self.rd_discard.d.next = self.rd_discard.q.val() - 1;
-            }
+        }
+        if self.rd_answered.val() & (self.rd_discard.q.val() != 0) {
+            self.rd_discard.d.next = self.rd_discard.q.val() - 1;
         }
         self.rd_outstanding.d.next = self.rd_outstanding_next.val();
         if self.card_reset_pulse.q.val() {
