@@ -604,13 +604,14 @@ pub struct TxEngine {
     /// read from `descs` (registered: the check is off the decision paths).
     c_live: DFF<bool>,
     /// The packet just issued (P_ISSUE) carries the ack owed to its peer:
-    /// it is taken from `peers` in the next cycle (P_SCHED), by a register,
-    /// so the take does not hang on the DMA port's ready in the cycle it
-    /// comes (that path reached the peer RAM's write enable combinationally,
-    /// and Verilator 5.006 once left it unsettled: the ack was sent and not
+    /// it is taken from `peers` in the next cycle (P_SCHED), from this
+    /// register, so the take does not depend combinationally on the DMA
+    /// port's ready (that path ran to the peer RAM's write enable, and
+    /// Verilator 5.006 once left it unsettled: the ack was sent and not
     /// taken, and went out in every later DATA to that peer).
     ack_take: DFF<bool>,
-    /// The same, of the descriptor `descs` shows.
+    /// What `c_live` is loaded with: the same check, of the descriptor
+    /// `descs` shows.
     read_open: Signal<Local, bool>,
     /// The packet being chosen: [c_sent, pkt_end).
     pkt_end: Signal<Local, Bits<20>>,
