@@ -190,7 +190,10 @@ fn bad_calls_return_typed_errors() {
         server_endpoint.reply(request.id(), b"done").unwrap();
     }
     for _ in 0..sent {
-        assert_eq!(client.recv_any_response().unwrap().message().to_vec(), b"done");
+        assert_eq!(
+            client.recv_any_response().unwrap().message().to_vec(),
+            b"done"
+        );
     }
 }
 

@@ -177,13 +177,20 @@ mod tests {
     fn random_handshakes_lose_nothing_and_keep_order() {
         for (seed, p_valid, p_ready) in [(1, 50, 50), (2, 90, 30), (3, 30, 90), (4, 95, 95)] {
             let (sent, received) = run(4_000, p_valid, p_ready, seed);
-            assert!(sent > 500 && received + 2 >= sent, "{sent} in, {received} out");
+            assert!(
+                sent > 500 && received + 2 >= sent,
+                "{sent} in, {received} out"
+            );
         }
     }
 
     #[test]
     fn both_sides_always_willing_pass_a_beat_every_cycle() {
         let (sent, received) = run(1_000, 100, 100, 5);
-        assert_eq!((sent, received), (1_000, 999), "one cycle through the slice");
+        assert_eq!(
+            (sent, received),
+            (1_000, 999),
+            "one cycle through the slice"
+        );
     }
 }
