@@ -27,7 +27,7 @@
 
 use rust_hdl::prelude::*;
 
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct RegisterSlice<const W: usize> {
     pub clock: Signal<In, Clock>,
     /// Synchronous reset: both entries empty.
@@ -49,29 +49,6 @@ pub struct RegisterSlice<const W: usize> {
     rd: DFF<bool>,
     pop: Signal<Local, bool>,
     push: Signal<Local, bool>,
-}
-
-impl<const W: usize> Default for RegisterSlice<W> {
-    fn default() -> Self {
-        Self {
-            clock: Default::default(),
-            reset: Default::default(),
-            s_valid: Default::default(),
-            s_ready: Default::default(),
-            s_data: Default::default(),
-            m_valid: Default::default(),
-            m_ready: Default::default(),
-            m_data: Default::default(),
-            valid0: Default::default(),
-            valid1: Default::default(),
-            data0: Default::default(),
-            data1: Default::default(),
-            wr: Default::default(),
-            rd: Default::default(),
-            pop: Default::default(),
-            push: Default::default(),
-        }
-    }
 }
 
 impl<const W: usize> Logic for RegisterSlice<W> {
