@@ -12,10 +12,13 @@ use std::time::Instant;
 
 use homa_driver::sim::FrameEvent;
 use homa_host::{Endpoint, Nic, Peer, SimNetwork};
+use homa_wire::layout::{data, HOMA_OFFSET};
 
 /// RPCs measured one at a time; the median is reported.
 const RPCS: usize = 51;
 const BYTES: usize = 100;
+/// A frame of one DATA packet carrying the whole 100-byte message.
+const DATA_FRAME_BYTES: usize = HOMA_OFFSET + data::HEADER_LEN + BYTES;
 /// RPCs of the throughput run (sizes 100 B to 40 KB, 4 outstanding).
 const SPEED_RPCS: usize = 100;
 
@@ -65,10 +68,14 @@ fn main() {
             nics[0].wait();
         };
         let frames = log();
+        // The request's and the response's DATA frames, by their length:
+        // the log also has the ACK the client sends for the RPC before.
         let at = |card, received| {
             frames
                 .iter()
-                .find(|e: &&FrameEvent| e.card == card && e.received == received)
+                .find(|e: &&FrameEvent| {
+                    e.card == card && e.received == received && e.bytes == DATA_FRAME_BYTES
+                })
                 .unwrap()
                 .cycle
         };

@@ -154,7 +154,10 @@ pub mod completion {
     }
 
     pub mod kind {
-        /// A TX descriptor was executed (every packet of the message sent).
+        /// A TX descriptor's message is released: every packet sent and the
+        /// card done with it (a request once its response's first packet is
+        /// in or it timed out, a response once its client acked it); the
+        /// host may reuse its buffer.
         pub const TX_DONE: u8 = 1;
         pub const REQUEST_RECEIVED: u8 = 2;
         pub const RESPONSE_RECEIVED: u8 = 3;
