@@ -5,7 +5,7 @@
 //!
 //! Faults ([`CableFaults`], seeded and repeatable), per frame and direction:
 //! a frame may be lost, held back (reordered behind the frames sent after
-//! it), delivered twice, or corrupted; and the cable may be down for a window
+//! it), delivered twice (the copy takes its own wire time), or corrupted; and the cable may be down for a window
 //! of cycles, losing every frame on the wire during it. What each did is
 //! counted ([`FaultCounts`]).
 //!
@@ -130,8 +130,11 @@ impl std::ops::AddAssign for FaultCounts {
 pub struct Lane {
     /// Frames on the wire, with the cycle each has fully arrived.
     in_flight: VecDeque<(u64, Vec<u8>)>,
-    /// Cycle at which the lane is free for the next frame.
-    free_at: u64,
+    /// When the lane is free for the next frame, in bit times (cycles times
+    /// `bits_per_cycle`): kept in bits, not whole cycles, so that frames
+    /// back to back take exactly their wire time (an MTU frame's 30.76
+    /// cycles at 100 Gb/s, not 31).
+    free_at_bits: u64,
 }
 
 /// A full-duplex cable.
@@ -153,7 +156,7 @@ impl Cable {
     pub fn new(gbps: u64, delay_cycles: u64) -> Cable {
         let lane = || Lane {
             in_flight: VecDeque::new(),
-            free_at: 0,
+            free_at_bits: 0,
         };
         Cable {
             bits_per_cycle: gbps * 4,
@@ -212,10 +215,11 @@ impl Cable {
     /// Puts a frame on lane `dir` (0: A to B, 1: B to A), sent at cycle `now`.
     pub fn send(&mut self, dir: usize, now: u64, mut frame: Vec<u8>) {
         let lane = &mut self.lanes[dir];
-        let start = now.max(lane.free_at);
+        let start_bits = (now * self.bits_per_cycle).max(lane.free_at_bits);
+        let start = start_bits / self.bits_per_cycle;
         let bits = 8 * (frame.len() as u64 + FRAMING_BYTES);
-        let done = start + bits.div_ceil(self.bits_per_cycle);
-        lane.free_at = done;
+        lane.free_at_bits = start_bits + bits;
+        let done = lane.free_at_bits.div_ceil(self.bits_per_cycle);
         let mut at = done + self.delay_cycles;
         let f = self.faults;
         self.counts.frames += 1;
@@ -265,7 +269,14 @@ impl Cable {
             }
         }
         if double {
-            let copy_at = at + copy_delay;
+            // The copy is a frame on the wire too: it is serialized right
+            // after the original, so the frames behind it wait (without
+            // this, 2% duplicates were 102% of line rate into the receiver,
+            // more than any link can carry).
+            let lane = &mut self.lanes[dir];
+            lane.free_at_bits += bits;
+            let copy_done = lane.free_at_bits.div_ceil(self.bits_per_cycle);
+            let copy_at = (copy_done + self.delay_cycles).max(at) + copy_delay;
             self.counts.duplicated += 1;
             Self::insert(&mut self.lanes[dir], copy_at, frame.clone());
         }

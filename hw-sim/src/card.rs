@@ -21,6 +21,15 @@
 //!   last beat left (a frame sent with `tuser` on its last beat is one the MAC
 //!   would send with a bad FCS: it is counted and dropped, never delivered);
 //!   frames given to [`Card::receive`] enter the core's RX port back to back.
+//!   The MAC takes the TX stream at its line rate (100 Gb/s unless
+//!   [`Card::set_mac_gbps`] says otherwise), as the CMAC's TX interface
+//!   does: a beat passes when its credit of bit times is not negative and
+//!   costs its bytes (and, on a frame's last beat, the preamble, FCS and gap
+//!   of `FRAMING_BYTES`); the credit refills at the line rate and an idle
+//!   MAC banks at most one cycle of it. The core's port is 512 bits at 250
+//!   MHz, 128 Gb/s: without this a core could run ahead of the wire, and
+//!   frames would queue in the cable, where no scheduling of the core's
+//!   reaches them.
 //!
 //! - Board: a card made [`Card::with_board`] also carries the board's logic
 //!   and flash (`board`): BAR accesses with address bit 23 set go to the
@@ -44,10 +53,14 @@ use std::collections::VecDeque;
 
 use crate::axis::{frame_to_beats, Beat};
 use crate::board::{Board, BoardConfig, BoardEvent};
+use crate::cable::FRAMING_BYTES;
 use crate::csr::{self, CsrPort};
 use crate::host_memory::{DmaFault, ExpectOk, HostMemory, BEAT_BYTES};
 use crate::pcie::{lanes_to_words, words_to_lanes, PcieConfig, PcieModel, ReadBeat, ReadError};
 use crate::{HomaCore, Sim};
+
+/// The MAC's line rate unless [`Card::set_mac_gbps`] changes it.
+pub const DEFAULT_MAC_GBPS: i64 = 100;
 
 /// A frame the card transmitted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,6 +110,10 @@ pub struct Card {
     /// `tx_stall_state`, a deterministic LCG): back-pressure from the port.
     tx_stall_per_mille: u32,
     tx_stall_state: u64,
+    /// The MAC's line rate in bits per cycle (0: it takes a beat every
+    /// cycle), and its credit of bit times (see the module notes).
+    mac_bits_per_cycle: i64,
+    mac_credit_bits: i64,
     /// Refused DMA writes, when kept rather than fatal.
     dma_faults: Option<Vec<DmaFault>>,
     /// A tick owed to the core's `timer_tick` input ([`Card::timer_tick`]).
@@ -158,6 +175,8 @@ impl Card {
             stats: CardStats::default(),
             tx_stall_per_mille: 0,
             tx_stall_state: 0,
+            mac_bits_per_cycle: 4 * DEFAULT_MAC_GBPS,
+            mac_credit_bits: 0,
             dma_faults: None,
             timer_tick: false,
         }
@@ -261,6 +280,12 @@ impl Card {
 
     pub fn stats(&self) -> &CardStats {
         &self.stats
+    }
+
+    /// Sets the MAC's line rate (0: no limit, a beat every cycle).
+    pub fn set_mac_gbps(&mut self, gbps: u32) {
+        self.mac_bits_per_cycle = 4 * i64::from(gbps);
+        self.mac_credit_bits = 0;
     }
 
     /// Makes the MAC hold off the core's TX stream on `per_mille` cycles in
@@ -474,15 +499,23 @@ impl Card {
             None => c.set_s_axis_rx_tvalid(false),
         }
 
-        // TX port: ready unless the MAC stalls this cycle.
+        // TX port: ready while the line rate allows, unless the MAC stalls
+        // this cycle.
+        let mut tx_ready = true;
+        if self.mac_bits_per_cycle > 0 {
+            self.mac_credit_bits =
+                (self.mac_credit_bits + self.mac_bits_per_cycle).min(self.mac_bits_per_cycle);
+            tx_ready = self.mac_credit_bits >= 0;
+        }
         if self.tx_stall_per_mille > 0 {
             self.tx_stall_state = self
                 .tx_stall_state
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let draw = ((self.tx_stall_state >> 33) % 1000) as u32;
-            c.set_m_axis_tx_tready(draw >= self.tx_stall_per_mille);
+            tx_ready &= draw >= self.tx_stall_per_mille;
         }
+        c.set_m_axis_tx_tready(tx_ready);
 
         // Settle, then count the handshakes of this edge.
         c.eval();
@@ -510,6 +543,10 @@ impl Card {
             }
         }
         if let Some((beat, spoiled)) = tx_beat {
+            if self.mac_bits_per_cycle > 0 {
+                let framing = if beat.last { FRAMING_BYTES } else { 0 };
+                self.mac_credit_bits -= 8 * (beat.bytes().len() as u64 + framing) as i64;
+            }
             self.tx_partial.extend_from_slice(beat.bytes());
             if beat.last {
                 let bytes = std::mem::take(&mut self.tx_partial);
