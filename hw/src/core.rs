@@ -39,7 +39,9 @@ use crate::csr::interface_block::InterfaceBlock;
 use crate::csr::scratch_block::ScratchBlock;
 use crate::csr::timer_block::TimerBlock;
 use crate::leaf::cpl_writer::CplWriter;
+use crate::leaf::dma_write_fifo::DmaWriteFifo;
 use crate::leaf::dma_write_slice::DmaWriteSlice;
+use crate::leaf::register_slice::RegisterSlice;
 use crate::regmap::{self, endpoint, CSR_ADDR_BITS};
 use crate::rx::bpage_pool::BpagePool;
 use crate::rx::counters::RxCounters;
@@ -128,6 +130,7 @@ pub struct HomaCore {
     rpc_table: RpcTable,
     bpage_pool: BpagePool,
     /// Registers the RX engine's DMA writes (and so the ready it sees).
+    rx_wr_fifo: DmaWriteFifo,
     rx_wr_slice: DmaWriteSlice,
     /// The RX engine is in the middle of a DMA write transaction: the write
     /// port stays its own until the transaction's last beat.
@@ -147,6 +150,10 @@ pub struct HomaCore {
     control_port: Signal<Local, bool>,
     tx_engine: TxEngine,
     tx_header: TxHeaderBuilder,
+    /// Header records built and not yet taken by the framer (beat 0, beat
+    /// 1, frame length, header length): the TX engine builds the next
+    /// frame's header while the current one streams, so it waits here.
+    tx_header_slice: RegisterSlice<{ 2 * 512 + 2 * 16 }>,
     /// The card reset (interface RESET): asked for, and waiting for the TX
     /// port and the DMA write port to be between transactions (new ones are
     /// held meanwhile, and DMA reads too).
@@ -247,6 +254,7 @@ impl HomaCore {
             rx_engine: Default::default(),
             rpc_table: Default::default(),
             bpage_pool: Default::default(),
+            rx_wr_fifo: Default::default(),
             rx_wr_slice: Default::default(),
             rx_wr_busy: Default::default(),
             rx_wr_grant: Default::default(),
@@ -261,6 +269,7 @@ impl HomaCore {
             control_port: Default::default(),
             tx_engine: Default::default(),
             tx_header: Default::default(),
+            tx_header_slice: Default::default(),
             card_reset_pending: Default::default(),
             card_reset_pulse: Default::default(),
             card_reset_settle: Default::default(),
@@ -746,11 +755,24 @@ impl Logic for HomaCore {
 
         self.tx_framer.clock.next = self.clock.val();
         self.tx_framer.reset.next = self.rpc_reset.val();
-        self.tx_framer.s_hdr_valid.next = self.tx_header.out_valid.val();
-        self.tx_framer.s_hdr_beat0.next = self.tx_header.out_beat0.val();
-        self.tx_framer.s_hdr_beat1.next = self.tx_header.out_beat1.val();
-        self.tx_framer.s_hdr_frame_len.next = self.tx_header.out_frame_len.val();
-        self.tx_framer.s_hdr_header_len.next = self.tx_header.out_header_len.val();
+        // The engine starts at most two headers the framer has not taken,
+        // so the slice always has room for what the builder puts out.
+        self.tx_header_slice.clock.next = self.clock.val();
+        self.tx_header_slice.reset.next = self.rpc_reset.val();
+        self.tx_header_slice.s_valid.next = self.tx_header.out_valid.val();
+        self.tx_header_slice.s_data.next = (bit_cast::<1056, 512>(self.tx_header.out_beat0.val())
+            << 544)
+            | (bit_cast::<1056, 512>(self.tx_header.out_beat1.val()) << 32)
+            | (bit_cast::<1056, 16>(self.tx_header.out_frame_len.val()) << 16)
+            | bit_cast::<1056, 16>(self.tx_header.out_header_len.val());
+        self.tx_framer.s_hdr_valid.next = self.tx_header_slice.m_valid.val();
+        self.tx_framer.s_hdr_beat0.next = self.tx_header_slice.m_data.val().get_bits::<512>(544);
+        self.tx_framer.s_hdr_beat1.next = self.tx_header_slice.m_data.val().get_bits::<512>(32);
+        self.tx_framer.s_hdr_frame_len.next = self.tx_header_slice.m_data.val().get_bits::<16>(16);
+        self.tx_framer.s_hdr_header_len.next = self.tx_header_slice.m_data.val().get_bits::<16>(0);
+        self.tx_header_slice.m_ready.next = self.tx_framer.s_hdr_ready.val();
+        self.tx_engine.hdr_taken.next =
+            self.tx_framer.s_hdr_valid.val() & self.tx_framer.s_hdr_ready.val();
         self.tx_framer.s_axis_pay_tdata.next = self.tx_engine.m_pay_tdata.val();
         self.tx_framer.s_axis_pay_tkeep.next = self.tx_engine.m_pay_tkeep.val();
         self.tx_framer.s_axis_pay_tvalid.next = self.tx_engine.m_pay_tvalid.val();
@@ -808,11 +830,6 @@ impl Logic for HomaCore {
             self.tx_in_frame.d.next = false;
             self.control_in_frame.d.next = false;
         }
-        self.tx_engine.frame_sent.next = self.tx_framer.m_axis_tx_tvalid.val()
-            & self.mac_ready.val()
-            & !self.arp_grant.val()
-            & !self.control_port.val()
-            & self.tx_framer.m_axis_tx_tlast.val();
 
         // ---- completions: the RX engine first (an application waits on
         // it), the TX engine when RX has none ----
@@ -832,15 +849,27 @@ impl Logic for HomaCore {
 
         // ---- DMA writes: RX payload (through its register slice), whole
         // transactions, else completions ----
+        self.rx_wr_fifo.clock.next = self.clock.val();
+        self.rx_wr_fifo.reset.next = self.rpc_reset.val();
+        self.rx_wr_fifo.s_valid.next = self.rx_engine.m_dma_wr_valid.val();
+        self.rx_engine.m_dma_wr_ready.next = self.rx_wr_fifo.s_ready.val();
+        self.rx_wr_fifo.s_addr.next = self.rx_engine.m_dma_wr_addr.val();
+        self.rx_wr_fifo.s_data.next = self.rx_engine.m_dma_wr_data.val();
+        self.rx_wr_fifo.s_strb.next = self.rx_engine.m_dma_wr_strb.val();
+        self.rx_wr_fifo.s_last.next = self.rx_engine.m_dma_wr_last.val();
         self.rx_wr_slice.clock.next = self.clock.val();
         self.rx_wr_slice.reset.next = self.rpc_reset.val();
-        self.rx_wr_slice.s_valid.next = self.rx_engine.m_dma_wr_valid.val();
-        self.rx_engine.m_dma_wr_ready.next = self.rx_wr_slice.s_ready.val();
-        self.rx_wr_slice.s_addr.next = self.rx_engine.m_dma_wr_addr.val();
-        self.rx_wr_slice.s_data.next = self.rx_engine.m_dma_wr_data.val();
-        self.rx_wr_slice.s_strb.next = self.rx_engine.m_dma_wr_strb.val();
-        self.rx_wr_slice.s_last.next = self.rx_engine.m_dma_wr_last.val();
-        self.rx_wr_grant.next = self.rx_wr_slice.m_valid.val() | self.rx_wr_busy.q.val();
+        self.rx_wr_slice.s_valid.next = self.rx_wr_fifo.m_valid.val();
+        self.rx_wr_fifo.m_ready.next = self.rx_wr_slice.s_ready.val();
+        self.rx_wr_slice.s_addr.next = self.rx_wr_fifo.m_addr.val();
+        self.rx_wr_slice.s_data.next = self.rx_wr_fifo.m_data.val();
+        self.rx_wr_slice.s_strb.next = self.rx_wr_fifo.m_strb.val();
+        self.rx_wr_slice.s_last.next = self.rx_wr_fifo.m_last.val();
+        // Payload held anywhere on its way keeps the port: a completion
+        // must not pass the payload it reports.
+        self.rx_wr_grant.next = self.rx_wr_slice.m_valid.val()
+            | self.rx_wr_fifo.holding.val()
+            | self.rx_wr_busy.q.val();
         self.m_dma_wr_valid.next = self.cpl_writer.m_dma_wr_valid.val();
         self.m_dma_wr_addr.next = self.cpl_writer.m_dma_wr_addr.val();
         self.m_dma_wr_data.next = self.cpl_writer.m_dma_wr_data.val();

@@ -7,8 +7,9 @@ use rust_hdl::prelude::*;
 
 use crate::leaf::register_slice::RegisterSlice;
 
-/// Payload bits: addr [63:0], data [575:64], strb [639:576], last [640].
-const W: usize = 64 + 512 + 64 + 1;
+/// Payload bits: addr [63:0], data [575:64], strb [639:576], last [640]
+/// (also `DmaWriteFifo`'s).
+pub const W: usize = 64 + 512 + 64 + 1;
 
 #[derive(LogicBlock, Default)]
 pub struct DmaWriteSlice {

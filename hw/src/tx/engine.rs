@@ -89,6 +89,21 @@
 //! the header builder and streams its payload from the read responses to
 //! the framer.
 //!
+//! Line rate: an MTU frame is 30.76 cycles of wire at 100 Gb/s and 24 beats
+//! of the framer, so the framer may never wait for a header or a payload
+//! beat. Two things made it wait (a frame every 32 cycles, 88 Gb/s): the
+//! next header was built only after the frame before had gone (`frame_sent`,
+//! then two cycles of header builder), and the read responses stalled
+//! meanwhile. Now headers run ahead of payload: `j_hdr` is the next job to
+//! get a header, up to two ahead of the framer (`h_ahead`; the core's header
+//! slice holds one), and the streamer's own job (`sj_*`) is popped when its
+//! last payload beat is taken. The payload passes a 2-entry ring (`pay_*`)
+//! between the read port and the framer, so a beat the framer does not take
+//! this cycle does not stall the PCIe stream. The ring is inline, not a
+//! `RegisterSlice` child: with the child, Verilator (5.006) let this engine
+//! count a beat that the slice had not popped (seen in a VCD under eight
+//! concurrent 1 MB messages), and frames carried their neighbours' bytes.
+//!
 //! Why a message stays after its last packet: a receiver that lost a packet
 //! asks for it again (RESEND), and the payload is read again from the host,
 //! so the host's buffer must live until the receiver has everything, which
@@ -388,9 +403,10 @@ pub struct TxEngine {
     pub m_pay_tvalid: Signal<Out, bool>,
     pub m_pay_tready: Signal<In, bool>,
     pub m_pay_tlast: Signal<Out, bool>,
-    /// The framer sent the last beat of the current frame.
-    pub frame_sent: Signal<In, bool>,
-    /// The current frame's payload had a DMA error: send it spoiled.
+    /// The framer took a header record (one of those `hdr_valid` started).
+    pub hdr_taken: Signal<In, bool>,
+    /// The payload of the frame whose last beat the framer is sending had a
+    /// DMA error: send it spoiled.
     pub frame_error: Signal<Out, bool>,
 
     /// Completions to the completion writer.
@@ -540,11 +556,43 @@ pub struct TxEngine {
     j_head: DFF<Bits<3>>,
     j_tail: DFF<Bits<3>>,
     j_count: DFF<Bits<4>>,
+    /// The next job to have its header built, and how many jobs from the
+    /// head on have had theirs (`j_count` at most).
+    j_hdr: DFF<Bits<3>>,
+    j_hdr_count: DFF<Bits<4>>,
+    /// Headers started and not yet taken by the framer: at most 2, what the
+    /// core's header slice holds (the builder itself does not wait).
+    h_ahead: DFF<Bits<2>>,
 
     // ---- the streamer ----
+    /// Payload read responses on their way to the framer, two beats (data,
+    /// and the error flag in bit 512), a ring as in `RegisterSlice`: the
+    /// link keeps streaming while the framer sends a frame's header beat
+    /// (see "Line rate" in the design notes). Kept here rather than in a `RegisterSlice`
+    /// child: with the slice's `m_ready` driven from this block out of the
+    /// framer's ready, Verilator 5.006 let this block count a beat taken
+    /// that the slice had not popped (its evaluation of the slice ran on
+    /// the old ready), and every later frame carried its neighbour's bytes.
+    pay_valid: [DFF<bool>; 2],
+    pay_data: [DFF<Bits<513>>; 2],
+    pay_wr: DFF<bool>,
+    pay_rd: DFF<bool>,
+    /// The oldest beat held, and whether there is one.
+    pay_head: Signal<Local, Bits<513>>,
+    pay_head_valid: Signal<Local, bool>,
+    pay_push: Signal<Local, bool>,
+    /// The port's beat as it is stored.
+    pay_in: Signal<Local, Bits<513>>,
+    pay_pop: Signal<Local, bool>,
+    payload_error_bit: Constant<Bits<513>>,
     st: DFF<Bits<2>>,
     remaining: DFF<Bits<16>>,
     seg_error: DFF<bool>,
+    /// `seg_error` of the frame whose payload ended last: `frame_error`
+    /// until the next frame's payload ends (after that frame's last beat).
+    tail_error: DFF<bool>,
+    /// The streamed job's payload read had an error, this beat included.
+    beat_error: Signal<Local, bool>,
     /// The completion on offer: an output register, so what the completion
     /// writer sees never depends on its own ready in the same cycle.
     cpl_valid: DFF<bool>,
@@ -567,15 +615,18 @@ pub struct TxEngine {
     doorbells_beyond_count: DFF<Bits<32>>,
     /// The descriptor at the batch's head.
     f_head: Signal<Local, Bits<512>>,
-    /// The job at the head of the queue.
+    /// The job whose payload streams (the queue's head): its slot, birth
+    /// and payload length.
+    sj_slot: Signal<Local, Bits<SLOT_BITS>>,
+    sj_birth: Signal<Local, Bits<32>>,
+    sj_len: Signal<Local, Bits<11>>,
+    /// The job whose header is built next (`j_hdr`).
     h_desc: Signal<Local, Bits<512>>,
-    h_slot: Signal<Local, Bits<SLOT_BITS>>,
     h_offset: Signal<Local, Bits<20>>,
     h_len: Signal<Local, Bits<11>>,
     h_level: Signal<Local, Bits<3>>,
     h_incoming: Signal<Local, Bits<20>>,
     h_retransmit: Signal<Local, bool>,
-    h_birth: Signal<Local, Bits<32>>,
     h_version: Signal<Local, Bits<16>>,
     h_ack_id: Signal<Local, Bits<64>>,
     h_ack_port: Signal<Local, Bits<16>>,
@@ -883,7 +934,7 @@ impl Default for TxEngine {
             m_pay_tvalid: Default::default(),
             m_pay_tready: Default::default(),
             m_pay_tlast: Default::default(),
-            frame_sent: Default::default(),
+            hdr_taken: Default::default(),
             frame_error: Default::default(),
             m_cpl_valid: Default::default(),
             m_cpl_ready: Default::default(),
@@ -893,6 +944,16 @@ impl Default for TxEngine {
             messages_in_flight: Default::default(),
             out_table: Default::default(),
             sched: Default::default(),
+            pay_valid: Default::default(),
+            pay_data: Default::default(),
+            pay_wr: Default::default(),
+            pay_rd: Default::default(),
+            pay_head: Default::default(),
+            pay_head_valid: Default::default(),
+            pay_push: Default::default(),
+            pay_in: Default::default(),
+            pay_pop: Default::default(),
+            payload_error_bit: Constant::new(Bits::<513>::from(1u64) << 512),
             descs: Default::default(),
             progress: Default::default(),
             failed: Default::default(),
@@ -951,9 +1012,14 @@ impl Default for TxEngine {
             j_head: Default::default(),
             j_tail: Default::default(),
             j_count: Default::default(),
+            j_hdr: Default::default(),
+            j_hdr_count: Default::default(),
+            h_ahead: Default::default(),
             st: Default::default(),
             remaining: Default::default(),
             seg_error: Default::default(),
+            tail_error: Default::default(),
+            beat_error: Default::default(),
             cpl_valid: Default::default(),
             cpl_record: Default::default(),
             cpl_endpoint: Default::default(),
@@ -962,13 +1028,14 @@ impl Default for TxEngine {
             found: Default::default(),
             pick: Default::default(),
             ring_slot: Default::default(),
+            sj_slot: Default::default(),
+            sj_birth: Default::default(),
+            sj_len: Default::default(),
             h_desc: Default::default(),
-            h_slot: Default::default(),
             h_offset: Default::default(),
             h_len: Default::default(),
             h_level: Default::default(),
             h_incoming: Default::default(),
-            h_birth: Default::default(),
             e_key: Default::default(),
             e_offset: Default::default(),
             e_priority: Default::default(),
@@ -1117,9 +1184,15 @@ impl Logic for TxEngine {
             j_head,
             j_tail,
             j_count,
+            j_hdr,
+            j_hdr_count,
+            h_ahead,
             st,
             remaining,
             seg_error,
+            tail_error,
+            pay_wr,
+            pay_rd,
             cpl_valid,
             cpl_record,
             cpl_endpoint
@@ -1134,6 +1207,7 @@ impl Logic for TxEngine {
         self.out_table.reset.next = self.reset.val();
         self.sched.clock.next = self.clock.val();
         self.sched.reset.next = self.reset.val();
+
         self.peers.clock.next = self.clock.val();
         self.peers.reset.next = self.reset.val();
         self.peers.s_cutoffs_valid.next = self.s_cutoffs_valid.val();
@@ -1342,15 +1416,16 @@ impl Logic for TxEngine {
         }
         self.pop_event.next = false;
 
-        // ---- the job queue's head ----
+        // ---- the job queue: the head (streaming) and the next header ----
+        self.sj_slot.next = 0.into();
+        self.sj_birth.next = 0.into();
+        self.sj_len.next = 0.into();
         self.h_desc.next = 0.into();
-        self.h_slot.next = 0.into();
         self.h_offset.next = 0.into();
         self.h_len.next = 0.into();
         self.h_level.next = 0.into();
         self.h_incoming.next = 0.into();
         self.h_retransmit.next = false;
-        self.h_birth.next = 0.into();
         self.h_version.next = 0.into();
         self.h_ack_id.next = 0.into();
         self.h_ack_port.next = 0.into();
@@ -1378,14 +1453,17 @@ impl Logic for TxEngine {
             self.j_birth[k].clock.next = self.clock.val();
             self.j_birth[k].d.next = self.j_birth[k].q.val();
             if self.j_head.q.val() == self.job_index[k].val() {
+                self.sj_slot.next = self.j_slot[k].q.val();
+                self.sj_birth.next = self.j_birth[k].q.val();
+                self.sj_len.next = self.j_len[k].q.val();
+            }
+            if self.j_hdr.q.val() == self.job_index[k].val() {
                 self.h_desc.next = self.j_desc[k].q.val();
-                self.h_slot.next = self.j_slot[k].q.val();
                 self.h_offset.next = self.j_offset[k].q.val();
                 self.h_len.next = self.j_len[k].q.val();
                 self.h_level.next = self.j_level[k].q.val();
                 self.h_incoming.next = self.j_incoming[k].q.val();
                 self.h_retransmit.next = self.j_retransmit[k].q.val();
-                self.h_birth.next = self.j_birth[k].q.val();
                 self.h_version.next = self.j_version[k].q.val();
                 self.h_ack_id.next = self.j_ack_id[k].q.val();
                 self.h_ack_port.next = self.j_ack_port[k].q.val();
@@ -1610,8 +1688,8 @@ impl Logic for TxEngine {
         self.progress.write_data.next = self.progress_out.val();
         self.progress.write_enable.next = false;
         self.failed.read_address.next = self.c_slot.q.val();
-        self.failed.write_address.next = self.h_slot.val();
-        self.failed.write_data.next = self.h_birth.val();
+        self.failed.write_address.next = self.sj_slot.val();
+        self.failed.write_data.next = self.sj_birth.val();
         self.failed.write_enable.next = false;
 
         // DMA reads: payload (the control machine's P_ISSUE) first, else the
@@ -1629,9 +1707,17 @@ impl Logic for TxEngine {
                 self.fetch.d.next = 3.into();
             }
         }
-        // Responses: descriptors to the fetcher, payload to the streamer.
+        // Responses: descriptors to the fetcher, payload to the streamer
+        // (through the payload ring, taken whenever it has room).
         self.rsp_is_desc.next = self.s_dma_rd_rsp_tag.val() == self.tag_descriptor.val();
-        self.s_dma_rd_rsp_ready.next = false;
+        self.s_dma_rd_rsp_ready.next =
+            !self.rsp_is_desc.val() & !(self.pay_valid[0].q.val() & self.pay_valid[1].q.val());
+        self.pay_push.next = self.s_dma_rd_rsp_valid.val() & self.s_dma_rd_rsp_ready.val();
+        self.pay_in.next = bit_cast::<513, 512>(self.s_dma_rd_rsp_data.val());
+        if self.s_dma_rd_rsp_error.val() {
+            self.pay_in.next =
+                bit_cast::<513, 512>(self.s_dma_rd_rsp_data.val()) | self.payload_error_bit.val();
+        }
         if self.rsp_is_desc.val() & (self.fetch.q.val() == 3) {
             self.s_dma_rd_rsp_ready.next = true;
             if self.s_dma_rd_rsp_valid.val() {
@@ -2107,7 +2193,14 @@ impl Logic for TxEngine {
         // ---- the streamer ----
         self.hdr_valid.next = false;
         self.m_pay_tvalid.next = false;
-        self.m_pay_tdata.next = self.s_dma_rd_rsp_data.val();
+        self.pay_head.next = self.pay_data[0].q.val();
+        self.pay_head_valid.next = self.pay_valid[0].q.val();
+        if self.pay_rd.q.val() {
+            self.pay_head.next = self.pay_data[1].q.val();
+            self.pay_head_valid.next = self.pay_valid[1].q.val();
+        }
+        self.pay_pop.next = false;
+        self.m_pay_tdata.next = self.pay_head.val().get_bits::<512>(0);
         self.m_pay_tlast.next = false;
         self.keep_shift.next = 0.into();
         if self.remaining.q.val() < 64 {
@@ -2118,46 +2211,50 @@ impl Logic for TxEngine {
             self.m_pay_tlast.next = true;
         }
         self.m_pay_tkeep.next = self.all_lanes.val() >> self.keep_shift.val();
-        self.frame_error.next = self.seg_error.q.val();
+        self.frame_error.next = self.tail_error.q.val();
+        // Headers: built ahead, one job after another, while earlier frames
+        // stream (the core's header slice holds what the framer has not
+        // taken yet), so the next frame's header waits at the framer when the
+        // previous frame's last beat leaves.
+        self.hdr_valid.next =
+            (self.j_hdr_count.q.val() != self.j_count.q.val()) & (self.h_ahead.q.val() < 2);
+        if self.hdr_valid.val() {
+            self.j_hdr.d.next = self.j_hdr.q.val() + 1;
+        }
+        if self.hdr_valid.val() & !self.hdr_taken.val() {
+            self.h_ahead.d.next = self.h_ahead.q.val() + 1;
+        } else if !self.hdr_valid.val() & self.hdr_taken.val() {
+            self.h_ahead.d.next = self.h_ahead.q.val() - 1;
+        }
+        // Payload: the head job's, beat by beat; the framer takes it only
+        // after the job's header, so nothing here waits for the header.
+        self.beat_error.next = self.seg_error.q.val() | self.pay_head.val().get_bit(512);
         if self.st.q.val() == self.st_idle.val() {
-            // The framer is idle here (the previous frame has left).
             if self.j_count.q.val() != 0 {
-                self.hdr_valid.next = true;
-                self.remaining.d.next = bit_cast::<16, 11>(self.h_len.val());
+                self.remaining.d.next = bit_cast::<16, 11>(self.sj_len.val());
                 self.seg_error.d.next = false;
                 self.st.d.next = self.st_stream.val();
             }
         } else if self.st.q.val() == self.st_stream.val() {
-            // Payload beats go straight through to the framer.
-            if !self.rsp_is_desc.val() {
-                self.m_pay_tvalid.next =
-                    self.s_dma_rd_rsp_valid.val() & (self.remaining.q.val() != 0);
-                self.s_dma_rd_rsp_ready.next =
-                    self.m_pay_tready.val() & (self.remaining.q.val() != 0);
-                if self.s_dma_rd_rsp_valid.val()
-                    & self.m_pay_tready.val()
-                    & (self.remaining.q.val() != 0)
-                {
-                    if self.s_dma_rd_rsp_error.val() {
-                        self.seg_error.d.next = true;
-                        self.frame_error.next = true;
-                    }
+            // Payload beats go from the ring to the framer.
+            self.m_pay_tvalid.next = self.pay_head_valid.val();
+            if self.pay_head_valid.val() & self.m_pay_tready.val() {
+                self.pay_pop.next = true;
+                self.seg_error.d.next = self.beat_error.val();
+                self.remaining.d.next = self.remaining.q.val() - 64;
+                if self.remaining.q.val() <= 64 {
+                    // The job's last beat: the queue lets it go, and its
+                    // error stays for the frame's last beat out.
                     self.remaining.d.next = 0.into();
-                    if self.remaining.q.val() > 64 {
-                        self.remaining.d.next = self.remaining.q.val() - 64;
-                    }
+                    self.tail_error.d.next = self.beat_error.val();
+                    self.failed.write_enable.next = self.beat_error.val();
+                    self.st.d.next = self.st_idle.val();
+                    self.pop_job.next = true;
                 }
-            }
-            if self.frame_sent.val() {
-                if self.seg_error.q.val() {
-                    self.failed.write_enable.next = true;
-                }
-                self.st.d.next = self.st_idle.val();
-                self.pop_job.next = true;
             }
         }
 
-        // Header fields for the builder, from the head job.
+        // Header fields for the builder, from the job at `j_hdr`.
         self.hdr_dst_mac.next = (bit_cast::<48, 8>(
             self.h_desc
                 .val()
@@ -2288,6 +2385,36 @@ impl Logic for TxEngine {
         self.m_cpl_endpoint.next = self.cpl_endpoint.q.val();
 
         // ---- queue bookkeeping ----
+        for i in 0..2 {
+            self.pay_valid[i].clock.next = self.clock.val();
+            self.pay_valid[i].d.next = self.pay_valid[i].q.val();
+            self.pay_data[i].clock.next = self.clock.val();
+            self.pay_data[i].d.next = self.pay_data[i].q.val();
+        }
+        if self.pay_pop.val() {
+            self.pay_rd.d.next = !self.pay_rd.q.val();
+            if self.pay_rd.q.val() {
+                self.pay_valid[1].d.next = false;
+            } else {
+                self.pay_valid[0].d.next = false;
+            }
+        }
+        // A push goes into a free entry (the port's ready), never the one popped.
+        if self.pay_push.val() {
+            self.pay_wr.d.next = !self.pay_wr.q.val();
+            if self.pay_wr.q.val() {
+                self.pay_valid[1].d.next = true;
+                self.pay_data[1].d.next = self.pay_in.val();
+            } else {
+                self.pay_valid[0].d.next = true;
+                self.pay_data[0].d.next = self.pay_in.val();
+            }
+        }
+        if self.hdr_valid.val() & !self.pop_job.val() {
+            self.j_hdr_count.d.next = self.j_hdr_count.q.val() + 1;
+        } else if !self.hdr_valid.val() & self.pop_job.val() {
+            self.j_hdr_count.d.next = self.j_hdr_count.q.val() - 1;
+        }
         if self.push_job.val() {
             self.j_tail.d.next = self.j_tail.q.val() + 1;
         }
@@ -2327,6 +2454,14 @@ impl Logic for TxEngine {
             self.j_head.d.next = 0.into();
             self.j_tail.d.next = 0.into();
             self.j_count.d.next = 0.into();
+            self.j_hdr.d.next = 0.into();
+            self.j_hdr_count.d.next = 0.into();
+            self.h_ahead.d.next = 0.into();
+            self.tail_error.d.next = false;
+            self.pay_valid[0].d.next = false;
+            self.pay_valid[1].d.next = false;
+            self.pay_wr.d.next = false;
+            self.pay_rd.d.next = false;
             self.eq_head.d.next = 0.into();
             self.eq_tail.d.next = 0.into();
             self.eq_count.d.next = 0.into();
