@@ -130,6 +130,16 @@ struct End {
     frames: u64,
 }
 
+/// A run's hosts, dropped after its timing: closing an endpoint waits for
+/// the card to release what it still holds (a server's last responses wait
+/// for their clients' acks, up to the NEED_ACK timer), cycles that `End`
+/// does not count and the timing must not either.
+struct Teardown {
+    _clients: Vec<Client>,
+    _servers: Vec<Endpoint>,
+    _nics: Vec<Nic>,
+}
+
 /// An echo run on `network`: a client on card `c` sending to the server on
 /// card `s` for each `(c, s)` of `pairs`, `rpcs` RPCs each; the hosts poll
 /// every `poll_cycles` (`Nic::wait` when 4). Runs until every client is done.
@@ -138,7 +148,7 @@ fn echo_run(
     pairs: &[(usize, usize)],
     rpcs: usize,
     poll_cycles: u64,
-) -> End {
+) -> (End, Teardown) {
     let count = network.lock().unwrap().len();
     let nics: Vec<Nic> = (0..count)
         .map(|i| {
@@ -181,11 +191,19 @@ fn echo_run(
             network.lock().unwrap().run(poll_cycles);
         }
     }
-    let net = network.lock().unwrap();
-    End {
-        cycle: net.cycle(),
-        frames: net.frames(),
-    }
+    let end = {
+        let net = network.lock().unwrap();
+        End {
+            cycle: net.cycle(),
+            frames: net.frames(),
+        }
+    };
+    let teardown = Teardown {
+        _clients: clients,
+        _servers: servers,
+        _nics: nics,
+    };
+    (end, teardown)
 }
 
 fn network_of(count: usize, threads: usize) -> Arc<Mutex<SimNetwork>> {
@@ -255,9 +273,10 @@ fn main() {
         let mut ends = Vec::new();
         for (poll, threads) in [(4u64, 1usize), (250, 1), (250, 2)] {
             let network = network_of(count, threads);
-            let mut end = None;
-            let t = timed(|| end = Some(echo_run(network, pairs, rpcs, poll)));
-            let end = end.unwrap();
+            let mut run = None;
+            let t = timed(|| run = Some(echo_run(network, pairs, rpcs, poll)));
+            let (end, teardown) = run.unwrap();
+            drop(teardown);
             report(
                 &format!(
                     "{name}, poll {poll}, {threads} thread{}",
