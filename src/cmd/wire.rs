@@ -28,6 +28,11 @@ pub const IDLE_CYCLES: u64 = 20_000;
 /// nothing arrives, the card runs a few cycles per sleep instead of tens of
 /// thousands per second (its timers, which count cycles, slow down alike).
 pub const IDLE_WAIT: Duration = Duration::from_millis(20);
+/// A finishing card has sent what it owed once no frame has moved for this
+/// many cycles (4 us; an owed ACK leaves within about 50).
+const DRAIN_QUIET_CYCLES: u64 = 1_000;
+/// ... or after this many (400 us), whatever still moves.
+const DRAIN_MAX_CYCLES: u64 = 100_000;
 /// Cycles a card runs at most after a wall-time tick before it may sleep
 /// again, waiting for its resend timer's sweep over every RPC slot to end
 /// (1,024 cycles and 16 more per busy group of 16 slots,
@@ -309,8 +314,24 @@ impl Card {
             .collect()
     }
 
-    /// Stops the capture, flushing it.
+    /// Lets the card send what it still owes (the ACK of the last response
+    /// it received leaves tens of cycles after that response's completion:
+    /// a client that exits at the completion would leave the server
+    /// holding the response until its NEED_ACKs time out): runs it until no
+    /// frame has moved for `DRAIN_QUIET_CYCLES`, at most `DRAIN_MAX_CYCLES`.
+    /// Then stops the capture, flushing it.
     pub fn finish(&self) -> anyhow::Result<()> {
+        let start = self.cycle();
+        while self.cycle() - start < DRAIN_MAX_CYCLES {
+            let quiet = {
+                let network = self.network();
+                network.cycle() - network.last_frame_cycle() > DRAIN_QUIET_CYCLES
+            };
+            if quiet {
+                break;
+            }
+            self.nic.wait();
+        }
         self.network()
             .finish_capture()
             .context("writing the capture")
