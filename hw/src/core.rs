@@ -129,7 +129,9 @@ pub struct HomaCore {
     rx_engine: RxEngine,
     rpc_table: RpcTable,
     bpage_pool: BpagePool,
-    /// Registers the RX engine's DMA writes (and so the ready it sees).
+    /// The RX engine's DMA writes: a FIFO of 32 beats (a packet's payload
+    /// while the PCIe link drains it; its ready comes from registers), then
+    /// a register slice in front of the port's arbiter.
     rx_wr_fifo: DmaWriteFifo,
     rx_wr_slice: DmaWriteSlice,
     /// The RX engine is in the middle of a DMA write transaction: the write
@@ -847,7 +849,7 @@ impl Logic for HomaCore {
         self.tx_engine.m_cpl_ready.next =
             self.cpl_writer.s_cpl_ready.val() & !self.rx_engine.m_cpl_valid.val();
 
-        // ---- DMA writes: RX payload (through its register slice), whole
+        // ---- DMA writes: RX payload (through its FIFO and slice), whole
         // transactions, else completions ----
         self.rx_wr_fifo.clock.next = self.clock.val();
         self.rx_wr_fifo.reset.next = self.rpc_reset.val();

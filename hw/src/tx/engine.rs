@@ -568,11 +568,12 @@ pub struct TxEngine {
     /// Payload read responses on their way to the framer, two beats (data,
     /// and the error flag in bit 512), a ring as in `RegisterSlice`: the
     /// link keeps streaming while the framer sends a frame's header beat
-    /// (see "Line rate" in the design notes). Kept here rather than in a `RegisterSlice`
-    /// child: with the slice's `m_ready` driven from this block out of the
-    /// framer's ready, Verilator 5.006 let this block count a beat taken
-    /// that the slice had not popped (its evaluation of the slice ran on
-    /// the old ready), and every later frame carried its neighbour's bytes.
+    /// (see "Line rate" in the design notes). Kept here rather than in a
+    /// `RegisterSlice` child: with the slice's `m_ready` driven from this
+    /// block out of the framer's ready, Verilator 5.006 let this block
+    /// count a beat taken that the slice had not popped (its evaluation of
+    /// the slice ran on the old ready), and every later frame carried its
+    /// neighbour's bytes.
     pay_valid: [DFF<bool>; 2],
     pay_data: [DFF<Bits<513>>; 2],
     pay_wr: DFF<bool>,
