@@ -11,6 +11,11 @@
 //!   bytes in 1538 bytes of wire time, so the link's payload rate is
 //!   92.6 Gb/s); and, with the delay, from the first DATA frame leaving the
 //!   client to the last arriving;
+//! - RX service time: frames queued back to back at one card's RX port
+//!   (faster than the wire: this is the RX path's own rate), the cycles
+//!   per frame until its counters have counted them all, and what the RX
+//!   FIFO dropped: GRANTs, one-packet 100-byte messages, and MTU packets of
+//!   8 messages in turn;
 //! - a 1-byte RPC's round trip, alone and while 8 RPCs of 1 MB are in
 //!   flight from the same client to the same server (p50 and p99 over the
 //!   1-byte RPCs run back to back meanwhile);
