@@ -399,34 +399,41 @@ fn main() {
     // GRANTs name no message of the card's, so they end in the TX engine as
     // GRANTs for no message: the RX path is what this measures.
     let grants = if quick { 500 } else { 4_000 };
-    let frames: Vec<Vec<u8>> = (0..grants)
+    let grant_frames: Vec<Vec<u8>> = (0..grants)
         .map(|i| grant_frame(2 * i + 2, 50_000))
         .collect();
-    let (cycles, dropped) = rx_rate(&frames, rx_counters::GRANTS_RECEIVED);
-    println!(
-        "RX of {grants} GRANTs back to back (67 bytes: 1.82 cycles each on a 100 Gb/s wire, 2 on the port): {:.2} cycles each; {dropped} dropped by the RX FIFO",
-        cycles as f64 / grants as f64
-    );
     // One-packet messages of 100 bytes, each a new RPC (its own bpage; the
     // test host has 160).
-    let small = 150;
-    let frames: Vec<Vec<u8>> = (0..small).map(|i| data(2 * i + 2, 100, 0)).collect();
-    let (cycles, dropped) = rx_rate(&frames, rx_counters::DATA_ACCEPTED);
-    println!(
-        "RX of {small} one-packet 100-byte messages back to back (190 bytes: 4.28 cycles each on the wire, 3 beats on the port): {:.2} cycles each; {dropped} dropped by the RX FIFO",
-        cycles as f64 / small as f64
-    );
+    let small_frames: Vec<Vec<u8>> = (0..150).map(|i| data(2 * i + 2, 100, 0)).collect();
     // MTU packets of 8 messages of 40 packets in turn: every packet's RPC
     // differs from the last one's (no lookup skipped).
-    let frames: Vec<Vec<u8>> = (0..40)
+    let mtu_frames: Vec<Vec<u8>> = (0..40)
         .flat_map(|p| (0..8).map(move |m| data(2 * m + 2, 40 * PAYLOAD, p as usize * PAYLOAD)))
         .collect();
-    let (cycles, dropped) = rx_rate(&frames, rx_counters::DATA_ACCEPTED);
-    println!(
-        "RX of MTU DATA packets of 8 messages in turn, {} back to back (1514 bytes: 30.76 cycles each on the wire, 24 beats on the port): {:.2} cycles each; {dropped} dropped by the RX FIFO",
-        frames.len(),
-        cycles as f64 / frames.len() as f64
-    );
+    for (what, frames, counter) in [
+        (
+            "GRANTs (67 bytes: 1.82 cycles each on a 100 Gb/s wire, 2 beats on the port)",
+            &grant_frames,
+            rx_counters::GRANTS_RECEIVED,
+        ),
+        (
+            "one-packet 100-byte messages (190 bytes: 4.28 cycles each on the wire, 3 beats on the port)",
+            &small_frames,
+            rx_counters::DATA_ACCEPTED,
+        ),
+        (
+            "MTU DATA packets of 8 messages in turn (1514 bytes: 30.76 cycles each on the wire, 24 beats on the port)",
+            &mtu_frames,
+            rx_counters::DATA_ACCEPTED,
+        ),
+    ] {
+        let (cycles, dropped) = rx_rate(frames, counter);
+        println!(
+            "RX of {} {what} back to back: {:.2} cycles each; {dropped} dropped by the RX FIFO",
+            frames.len(),
+            cycles as f64 / frames.len() as f64
+        );
+    }
     let per_message = tx_message_rate(if quick { 4 } else { 32 });
     println!(
         "TX message rate, 64-byte requests 16 to a doorbell, doorbell to last frame out: {per_message:.1} cycles each ({:.2} M messages/s at 250 MHz)",
