@@ -42,7 +42,11 @@
 //!   IDLE -> READ       the slot's state RAM entry is read (1 cycle)
 //!   READ               new state computed and written back; the tree leaf
 //!                      changed; an active-set move prepared
-//!   MOVE1 -> MOVE2     the move: position found, then applied (2 cycles)
+//!   MOVE1 -> MOVE2     the move: position found, then applied (2 cycles);
+//!                      skipped for the best active entry, which stays
+//!                      first (its key only fell): READ2 writes it in
+//!                      place and, when the set needs no refill (full, or
+//!                      the trees empty and settled), starts SWEEP itself
 //!   REFILL             while the active set is short: wait for the trees to
 //!                      settle, promote the root (4 cycles + settling)
 //!   SWEEP              the grant pass: active entries fed one per cycle
@@ -75,7 +79,11 @@
 //! Short single-packet messages and the unscheduled packets of messages
 //! outside the active set take this path.
 //! A DATA event with a full active set and no change of membership takes
-//! about 3 + n + 8 cycles (n active).
+//! about 3 + n + 8 cycles (n active) from the event to its grants queued;
+//! for the best active message, 3 fewer (no MOVE1, MOVE2, REFILL): 2 + n +
+//! 8, 11 for one message, which is what puts a DATA packet's GRANT on the
+//! wire 25 cycles after the packet's last beat came in (`cargo bench -p
+//! homa-hw-sim --bench transport`).
 //!
 //! Target pipeline (one active entry per cycle, 8 stages): received +
 //! window, clamped to the message; split at the unscheduled boundary u (the
@@ -409,6 +417,9 @@ pub struct GrantScheduler {
     cl_pos: Signal<Local, Bits<4>>,
     /// The event's new active entry / new state RAM entry.
     n_ent: Signal<Local, Bits<ENT_BITS>>,
+    /// The grant pass starts at this edge (REFILL, or READ2's update in
+    /// place).
+    start_sweep: Signal<Local, bool>,
     st_new: Signal<Local, Bits<ST_BITS>>,
     /// A refilled entry from the state RAM's output.
     rf_ent: Signal<Local, Bits<ENT_BITS>>,
@@ -745,6 +756,7 @@ impl Default for GrantScheduler {
             cl_any: Default::default(),
             cl_pos: Default::default(),
             n_ent: Default::default(),
+            start_sweep: Default::default(),
             st_new: Default::default(),
             rf_ent: Default::default(),
             ff_left: Default::default(),
@@ -1533,6 +1545,7 @@ impl Logic for GrantScheduler {
             & self.cand_tree.s_ready.val()
             & !self.reset.val();
         self.s_evt_ready.next = self.evt_take.val();
+        self.start_sweep.next = false;
         if self.fsm.q.val() == self.st_idle.val() {
             if self.pass_ended.q.val() {
                 self.pass_ended.d.next = false;
@@ -1591,6 +1604,18 @@ impl Logic for GrantScheduler {
                     if self.r_wanted.q.val() {
                         self.mv_ins.d.next = true;
                         self.sr_data.next = self.st_new.val() | self.where_active.val();
+                        if self.a_hit[0].val() {
+                            // The best entry stays the best (keys only
+                            // fall): updated in place, no move, and when
+                            // the set needs no refill, straight to the pass.
+                            self.a_ent[0].d.next = self.n_ent.val();
+                            self.fsm.d.next = self.st_refill.val();
+                            if self.full.val()
+                                | (self.settled.val() & !self.cand_tree.m_present.val())
+                            {
+                                self.start_sweep.next = true;
+                            }
+                        }
                     } else if !self.r_gone.q.val() {
                         self.sr_data.next = self.st_new.val();
                     }
@@ -1705,14 +1730,7 @@ impl Logic for GrantScheduler {
                     self.fsm.d.next = self.st_idle.val();
                     self.pass_ended.d.next = true;
                 } else {
-                    self.sw_n.d.next = self.a_n.q.val();
-                    self.sw_window.d.next = self.window_now.val();
-                    self.sw_feed.d.next = 0.into();
-                    self.sw_feeding.d.next = true;
-                    self.sw_stop.d.next = false;
-                    self.sw_left.d.next = self.a_n.q.val();
-                    self.cleaned.d.next = false;
-                    self.fsm.d.next = self.st_sweep.val();
+                    self.start_sweep.next = true;
                 }
             }
         } else if self.fsm.q.val() == self.st_refill_read.val() {
@@ -1916,6 +1934,17 @@ impl Logic for GrantScheduler {
         // the new one is taken from here instead (`st`).
         // (`byp_hit` is set beside each `read_address` above.)
         self.byp_data.d.next = self.wq_data.q.val();
+        // The pass begins: from REFILL, or from READ2 for an update in place.
+        if self.start_sweep.val() {
+            self.sw_n.d.next = self.a_n.q.val();
+            self.sw_window.d.next = self.window_now.val();
+            self.sw_feed.d.next = 0.into();
+            self.sw_feeding.d.next = true;
+            self.sw_stop.d.next = false;
+            self.sw_left.d.next = self.a_n.q.val();
+            self.cleaned.d.next = false;
+            self.fsm.d.next = self.st_sweep.val();
+        }
 
         // ---- status ----
         self.total_incoming.next = self.total.q.val();
