@@ -6,10 +6,28 @@
 //! DESIGN NOTES
 //! ------------
 //! Input: accepted frames from the RX FIFO, whole (the parser has checked
-//! them; bad ones never arrive). One frame at a time:
+//! them; bad ones never arrive). Three parts work at once, each on its own
+//! frame, in frame order:
+//! - the header stage (the state machine below) takes a frame's beats 0
+//!   and 1 and decides everything about the frame, one frame at a time;
+//! - the pump takes the frame's remaining beats off the stream meanwhile:
+//!   a DATA frame's beats from beat 1 on into `pay` (a 32-beat FIFO), a
+//!   control frame's padding nowhere;
+//! - the writer takes jobs from the header stage (one waits at most) and
+//!   writes a job's beats from `pay` to the DMA write port, or skips them
+//!   (a dropped DATA frame: every DATA frame gets a job, so `pay` and the
+//!   jobs stay in step).
+//! So the header steps of the next packet overlap the payload of this one:
+//! a packet costs its beats (24 for an MTU frame) plus about one cycle,
+//! whatever RPC it is of. The stage takes the next frame only once the pump
+//! is done with this one; an expiry or a released request (below, between
+//! frames) waits for the writer to finish; a message's completion waits for
+//! its last payload beat to be out (COMPLETE must not pass it).
+//! The header stage:
 //!   HEAD      take beats 0 and 1; the header window they make gives every
-//!             field (`HeaderFields`); beat 1 is kept, its lanes 26.. are the
-//!             first payload bytes. A one-beat frame is a control packet.
+//!             field (`HeaderFields`); a DATA frame's beat 1 (its lanes
+//!             26.. are the first payload bytes) also goes to `pay`. A
+//!             one-beat frame is a control packet.
 //!   DECIDE    control packets: GRANT, RESEND and ACK go to the TX engine
 //!             (which owns outbound messages) as sender events; a NEED_ACK
 //!             is looked up and, unless its RPC is still here (its response
@@ -53,13 +71,16 @@
 //!             the bpages of the packet's first and last byte.
 //!   EVENT     the record is written and the grant scheduler hears (slot,
 //!             length, bytes received, the packet's `incoming`) before the
-//!             payload is written, so a GRANT does not wait for the DMA.
-//!   WRITE     DMA-write the payload at rx_area + bpage * 64 KiB + offset
+//!             payload is written, so a GRANT does not wait for the DMA;
+//!             the writer gets its job (once the one before is taken).
+//!   (writer)  DMA-write the payload at rx_area + bpage * 64 KiB + offset
 //!             within it. The DMA write port takes the address of lane 0
 //!             with byte strobes, so each frame beat goes out as it is, its
 //!             payload lanes enabled: no realignment. A beat that straddles a
 //!             bpage boundary goes out twice, once per bpage, each with its
 //!             own lanes.
+//!   WRITE     (the last packet of a message) wait until the writer is
+//!             done, then COMPLETE.
 //!   COMPLETE  all bytes in: read the message's bpage list (17 cycles, for
 //!             every message: a shortcut for one-bpage messages hung a
 //!             host-lib run and was taken out), hand the completion over,
@@ -115,13 +136,15 @@
 //! a message's packets are not all the same size and a grid would misplace
 //! some; ranges are exact for any cut.
 //!
-//! Not yet line rate for every pattern: 10 cycles per packet besides its
-//! beats (HEAD0 to EVENT, with the RPC table's 3-cycle answer), 5 for the
-//! next packet of the same RPC, so an MTU frame (24 beats) takes 29-34
-//! cycles against 30.8 on the wire at 100 Gb/s; the RX FIFO (128 KiB)
-//! absorbs bursts. Decoding the next frame's
-//! header while this one is written (the FIFO's meta channel carrying the
-//! parser's fields) is the next step (issue 8, item 4).
+//! Rates (`cargo bench -p homa-hw-sim --bench transport`, frames back to
+//! back at the port): MTU packets of 8 messages in turn, 29.0 cycles each
+//! against 30.76 on a 100 Gb/s wire (33 before the pump and the writer,
+//! when the header steps of a packet of another RPC, 9 cycles with the
+//! RPC table's answer, came between payloads); 2-beat GRANTs 2.8 cycles
+//! (HEAD0, HEAD1, DECIDE) against 1.82 on the wire: a burst of control
+//! frames at line rate is still absorbed by the RX FIFO (128 KiB), not kept
+//! up with. The header window is still read from beats 0 and 1 here, not
+//! from the parser's fields (the FIFO's meta channel could carry them).
 
 use rust_hdl::prelude::*;
 
@@ -129,6 +152,7 @@ use crate::csr::endpoint_block::GENERATION_BITS;
 use crate::host_abi::completion;
 use crate::leaf::byte_swap::ByteSwap512;
 use crate::leaf::header_fields::HeaderFields;
+use crate::leaf::stream_fifo::StreamFifo;
 use crate::regmap::endpoint;
 use crate::rx::bpage_pool::FREE_BITS;
 use crate::rx::rpc_table::{RpcOp, KEY_BITS, SLOT_BITS};
@@ -142,6 +166,8 @@ const ENDPOINTS: usize = endpoint::COUNT;
 pub const PAYLOAD_START: u64 = (HOMA_OFFSET + data::HEADER_LEN) as u64;
 /// Largest message the card receives (HomaModule's limit).
 pub const MAX_MESSAGE_BYTES: u32 = 1_000_000;
+/// Bits of a beat in the payload FIFO: tdata and tlast.
+const PAY_BITS: usize = 513;
 /// Gap ranges a message's record holds beyond its prefix.
 pub const GAPS: usize = 4;
 /// Keys of the messages that left the table complete last, remembered (late
@@ -366,10 +392,42 @@ pub struct RxEngine {
     state: DFF<Bits<5>>,
     win0: DFF<Bits<512>>,
     win1: DFF<Bits<512>>,
-    /// Frame beat 1 as received: its lanes 26.. are payload.
-    beat1: DFF<Bits<512>>,
-    /// The frame ended at beat 1.
-    last1: DFF<bool>,
+    /// A frame's beats past its header (beat 1 on) wait here for the
+    /// writer: DATA's payload, 513 bits a beat (tdata, tlast).
+    pay: StreamFifo<PAY_BITS>,
+    /// The pump is moving the current frame's beats past beat 1 off the
+    /// stream: into `pay` (`pump_data`: a DATA frame, so beat 1 went there
+    /// too), or nowhere (a control frame's padding).
+    pump_on: DFF<bool>,
+    pump_data: DFF<bool>,
+    /// The job the header stage hands the writer (one waits at most): where
+    /// the frame's payload goes, or (`job_drop`) that its beats in `pay` are
+    /// skipped.
+    job_valid: DFF<bool>,
+    job_drop: DFF<bool>,
+    job_base0: DFF<Bits<64>>,
+    job_base1: DFF<Bits<64>>,
+    job_bound: DFF<Bits<16>>,
+    job_end: DFF<Bits<16>>,
+    /// The current frame's payload job has been handed over (EVENT): a
+    /// REMOVE after it (a response complete) has nothing to drop.
+    job_given: DFF<bool>,
+    /// The writer is on a job (`wr_drop`: skipping); `wr_end` is its
+    /// frame's payload end.
+    wr_on: DFF<bool>,
+    wr_drop: DFF<bool>,
+    wr_end: DFF<Bits<16>>,
+    /// The writer finishes its job at this edge (or has none).
+    wr_free: Signal<Local, bool>,
+    /// Neither a job waiting nor one being written.
+    wr_idle: Signal<Local, bool>,
+    /// The frame in HEAD1 is DATA (its type is in beat 0).
+    is_data: Signal<Local, bool>,
+    /// The beat at the head of `pay` ends its frame.
+    pay_last: Signal<Local, bool>,
+    /// Where a dropped frame goes on: DRAIN, to hand the writer a job that
+    /// skips its beats in `pay` (a DATA frame), or straight to HEAD0.
+    drop_to: Signal<Local, Bits<5>>,
     endpoint: DFF<Bits<2>>,
     slot: DFF<Bits<SLOT_BITS>>,
     inserted: DFF<bool>,
@@ -453,8 +511,6 @@ pub struct RxEngine {
     drop_too_big_count: DFF<Bits<32>>,
     duplicates_count: DFF<Bits<32>>,
     drop_bad_range_count: DFF<Bits<32>>,
-    /// Every beat of the current frame has been taken.
-    frame_done: DFF<bool>,
     inbound_expired_count: DFF<Bits<32>>,
     /// EXPIRE: the key of the message being forgotten; its endpoint is
     /// open (`endpoint` is it), so its bpages go back.
@@ -516,7 +572,11 @@ pub struct RxEngine {
     beat_end: Signal<Local, Bits<16>>,
     /// Payload bytes from the start of the beat being written to the frame's end.
     payload_left: Signal<Local, Bits<16>>,
-    payload_end: Signal<Local, Bits<16>>,
+    /// Where the frame's payload ends (byte of the frame), registered: the
+    /// header window holds still from HEAD1 to the frame's end and WRITE
+    /// comes at least 4 cycles after HEAD1, so the value is the frame's by
+    /// then, and its two adders are off the write-strobe path.
+    payload_end: DFF<Bits<16>>,
     lanes_from: Signal<Local, Bits<8>>,
     lanes_to: Signal<Local, Bits<8>>,
     pay_mask: Signal<Local, Bits<64>>,
@@ -745,8 +805,24 @@ impl Default for RxEngine {
             state: Default::default(),
             win0: Default::default(),
             win1: Default::default(),
-            beat1: Default::default(),
-            last1: Default::default(),
+            pay: Default::default(),
+            pump_on: Default::default(),
+            pump_data: Default::default(),
+            job_valid: Default::default(),
+            job_drop: Default::default(),
+            job_base0: Default::default(),
+            job_base1: Default::default(),
+            job_bound: Default::default(),
+            job_end: Default::default(),
+            job_given: Default::default(),
+            wr_on: Default::default(),
+            wr_drop: Default::default(),
+            wr_end: Default::default(),
+            wr_free: Default::default(),
+            wr_idle: Default::default(),
+            is_data: Default::default(),
+            pay_last: Default::default(),
+            drop_to: Default::default(),
             endpoint: Default::default(),
             slot: Default::default(),
             inserted: Default::default(),
@@ -801,7 +877,6 @@ impl Default for RxEngine {
             drop_too_big_count: Default::default(),
             duplicates_count: Default::default(),
             drop_bad_range_count: Default::default(),
-            frame_done: Default::default(),
             match_ep: Default::default(),
             any_ep: Default::default(),
             pick_ep: Default::default(),
@@ -940,8 +1015,18 @@ impl Logic for RxEngine {
             state,
             win0,
             win1,
-            beat1,
-            last1,
+            pump_on,
+            pump_data,
+            job_valid,
+            job_drop,
+            job_base0,
+            job_base1,
+            job_bound,
+            job_end,
+            job_given,
+            wr_on,
+            wr_drop,
+            wr_end,
             endpoint,
             slot,
             inserted,
@@ -983,11 +1068,11 @@ impl Logic for RxEngine {
             drop_too_big_count,
             duplicates_count,
             drop_bad_range_count,
-            frame_done,
             inbound_expired_count,
             gone_key,
             gone_open,
-            served_key
+            served_key,
+            payload_end
         );
         for k in 0..GAPS {
             self.r_valid[k].clock.next = self.clock.val();
@@ -1012,9 +1097,22 @@ impl Logic for RxEngine {
         self.pages.read_clock.next = self.clock.val();
         self.pages.write_clock.next = self.clock.val();
         self.swap.beat.next = self.s_axis_tdata.val();
+        self.pay.clock.next = self.clock.val();
+        self.pay.reset.next = self.reset.val();
+        self.pay.s_valid.next = false;
+        self.pay.s_data.next = bit_cast::<PAY_BITS, 512>(self.s_axis_tdata.val())
+            | (bit_cast::<PAY_BITS, 1>(self.s_axis_tlast.val().into()) << 512);
+        self.pay.m_ready.next = false;
+        self.pay_last.next = self.pay.m_data.val().get_bit(512);
+        self.wr_idle.next = !self.wr_on.q.val() & !self.job_valid.q.val();
+        self.drop_to.next = self.st_head0.val();
+        if self.pump_data.q.val() {
+            self.drop_to.next = self.st_drain.val();
+        }
         self.fields.window.next = (bit_cast::<1024, 512>(self.win0.q.val()) << 512)
             | bit_cast::<1024, 512>(self.win1.q.val());
 
+        self.is_data.next = self.fields.packet_type.val() == self.type_data.val();
         // Which endpoint serves the frame's destination port (unrolled).
         for e in 0..ENDPOINTS {
             self.match_ep[e].next =
@@ -1273,7 +1371,7 @@ impl Logic for RxEngine {
         // ---- payload placement ----
         self.offset_in_page.next =
             bit_cast::<64, 16>(self.fields.payload_offset.val().get_bits::<16>(0));
-        self.payload_end.next = self.payload_start.val() + self.fields.payload_len.val();
+        self.payload_end.d.next = self.payload_start.val() + self.fields.payload_len.val();
         // Lanes of frame beat `beat` that hold payload: [lanes_from, lanes_to).
         self.beat_start.next = bit_cast::<16, 8>(self.beat.q.val()) << 6;
         self.beat_end.next = self.beat_start.val() + 64;
@@ -1281,14 +1379,14 @@ impl Logic for RxEngine {
         if self.beat.q.val() == 1 {
             self.lanes_from.next = self.payload_start.val().get_bits::<8>(0) - 64;
         }
-        self.payload_left.next = self.payload_end.val() - self.beat_start.val();
+        self.payload_left.next = self.wr_end.q.val() - self.beat_start.val();
         self.lanes_to.next = 64.into();
-        if self.payload_end.val() < self.beat_end.val() {
+        if self.wr_end.q.val() < self.beat_end.val() {
             self.lanes_to.next = self.payload_left.val().get_bits::<8>(0);
         }
         self.pay_mask.next = (self.all_lanes.val() << self.lanes_from.val())
             & (self.all_lanes.val() >> (64 - bit_cast::<16, 8>(self.lanes_to.val())));
-        if self.payload_end.val() <= self.beat_start.val() {
+        if self.wr_end.q.val() <= self.beat_start.val() {
             // A beat past the payload (Ethernet padding): nothing to write.
             self.pay_mask.next = 0.into();
         }
@@ -1314,14 +1412,8 @@ impl Logic for RxEngine {
             self.m_dma_wr_strb.next = self.mask0.val();
             self.final_part.next = self.mask1.val() == 0;
         }
-        self.m_dma_wr_data.next = self.s_axis_tdata.val();
-        if self.beat.q.val() == 1 {
-            self.m_dma_wr_data.next = self.beat1.q.val();
-        }
-        self.m_dma_wr_last.next = self.s_axis_tlast.val() & self.final_part.val();
-        if self.beat.q.val() == 1 {
-            self.m_dma_wr_last.next = self.last1.q.val() & self.final_part.val();
-        }
+        self.m_dma_wr_data.next = self.pay.m_data.val().get_bits::<512>(0);
+        self.m_dma_wr_last.next = self.pay_last.val() & self.final_part.val();
         self.m_dma_wr_valid.next = false;
         self.s_axis_tready.next = false;
 
@@ -1371,38 +1463,47 @@ impl Logic for RxEngine {
 
         // ---- the state machine ----
         if (self.state.q.val() == self.st_head0.val()) & self.s_expire_valid.val() {
-            // An expiry goes ahead of the next frame.
-            self.s_expire_ready.next = true;
-            self.slot.d.next = self.s_expire_slot.val();
-            self.last_valid.d.next = false;
-            self.state.d.next = self.st_exp_remove.val();
+            // An expiry goes ahead of the next frame, once the writer is
+            // done (it may be writing into the pages an expiry frees).
+            if self.wr_idle.val() {
+                self.s_expire_ready.next = true;
+                self.slot.d.next = self.s_expire_slot.val();
+                self.last_valid.d.next = false;
+                self.state.d.next = self.st_exp_remove.val();
+            }
         } else if (self.state.q.val() == self.st_head0.val()) & self.s_served_valid.val() {
-            // A response released: forget the request it answered.
-            self.s_served_ready.next = true;
-            self.served_key.d.next = self.s_served_key.val();
-            self.last_valid.d.next = false;
-            self.state.d.next = self.st_served_remove.val();
-        } else if self.state.q.val() == self.st_head0.val() {
+            // A response released: forget the request it answered (as
+            // for an expiry, once the writer is done).
+            if self.wr_idle.val() {
+                self.s_served_ready.next = true;
+                self.served_key.d.next = self.s_served_key.val();
+                self.last_valid.d.next = false;
+                self.state.d.next = self.st_served_remove.val();
+            }
+        } else if (self.state.q.val() == self.st_head0.val()) & !self.pump_on.q.val() {
+            // (The pump done: the stream is at the next frame.)
             self.s_axis_tready.next = true;
             if self.s_axis_tvalid.val() {
                 self.win0.d.next = self.swap.swapped.val();
+                self.pump_data.d.next = false;
+                self.job_given.d.next = false;
                 self.state.d.next = self.st_head1.val();
                 if self.s_axis_tlast.val() {
                     // One beat: a control packet without a body (BUSY,
                     // NEED_ACK, RPC_UNKNOWN); its fields all lie in it.
                     self.win1.d.next = 0.into();
-                    self.last1.d.next = true;
-                    self.frame_done.d.next = true;
                     self.state.d.next = self.st_decide.val();
                 }
             }
         } else if self.state.q.val() == self.st_head1.val() {
-            self.s_axis_tready.next = true;
-            if self.s_axis_tvalid.val() {
+            // Beat 1 completes the header window; a DATA frame's beat 1
+            // (payload from lane 26) and the rest go to `pay`.
+            self.s_axis_tready.next = !self.is_data.val() | self.pay.s_ready.val();
+            self.pay.s_valid.next = self.is_data.val() & self.s_axis_tvalid.val();
+            if self.s_axis_tvalid.val() & (!self.is_data.val() | self.pay.s_ready.val()) {
                 self.win1.d.next = self.swap.swapped.val();
-                self.beat1.d.next = self.s_axis_tdata.val();
-                self.last1.d.next = self.s_axis_tlast.val();
-                self.frame_done.d.next = false;
+                self.pump_data.d.next = self.is_data.val();
+                self.pump_on.d.next = !self.s_axis_tlast.val();
                 self.state.d.next = self.st_decide.val();
             }
         } else if self.state.q.val() == self.st_decide.val() {
@@ -1421,10 +1522,7 @@ impl Logic for RxEngine {
                 | self.bad_range.val()
                 | self.recent_hit.val()
             {
-                self.state.d.next = self.st_drain.val();
-                if self.last1.q.val() {
-                    self.state.d.next = self.st_head0.val();
-                }
+                self.state.d.next = self.drop_to.val();
             }
             if (self.fields.packet_type.val() == self.type_need_ack.val()) & self.any_ep.val() {
                 // Answered (by the TX engine) unless the RPC is still here
@@ -1512,10 +1610,7 @@ impl Logic for RxEngine {
                 self.m_sender_valid.next = !self.s_rpc_hit.val();
                 self.m_sender_kind.next = self.ev_need_ack.val();
                 // A NEED_ACK longer than two beats (padding) is drained.
-                self.state.d.next = self.st_drain.val();
-                if self.last1.q.val() {
-                    self.state.d.next = self.st_head0.val();
-                }
+                self.state.d.next = self.drop_to.val();
                 if self.resend.q.val() {
                     self.m_sender_valid.next = true;
                     self.m_sender_kind.next = self.ev_resend.val();
@@ -1534,10 +1629,7 @@ impl Logic for RxEngine {
                 self.state.d.next = self.st_state.val();
                 if self.s_rpc_full.val() {
                     self.drop_rpc_full_count.d.next = self.drop_rpc_full_count.q.val() + 1;
-                    self.state.d.next = self.st_drain.val();
-                    if self.last1.q.val() {
-                        self.state.d.next = self.st_head0.val();
-                    }
+                    self.state.d.next = self.drop_to.val();
                 }
             }
         } else if self.state.q.val() == self.st_state.val() {
@@ -1568,10 +1660,7 @@ impl Logic for RxEngine {
                 // opened again since, perhaps on another endpoint): not
                 // this endpoint's. Dropped; the record expires.
                 self.drop_no_endpoint_count.d.next = self.drop_no_endpoint_count.q.val() + 1;
-                self.state.d.next = self.st_drain.val();
-                if self.last1.q.val() {
-                    self.state.d.next = self.st_head0.val();
-                }
+                self.state.d.next = self.drop_to.val();
             }
             if self.inserted.q.val() {
                 // A new message: an empty record; its bpages first.
@@ -1644,10 +1733,7 @@ impl Logic for RxEngine {
             self.pages.read_address.next = self.page_addr_last.val();
             self.state.d.next = self.st_event.val();
             if self.merge_drop.val() {
-                self.state.d.next = self.st_drain.val();
-                if self.last1.q.val() {
-                    self.state.d.next = self.st_head0.val();
-                }
+                self.state.d.next = self.drop_to.val();
             }
             if self.k_covered.q.val() & !self.k_len_differs.q.val() {
                 self.duplicates_count.d.next = self.duplicates_count.q.val() + 1;
@@ -1694,25 +1780,12 @@ impl Logic for RxEngine {
                 }
             }
         } else if self.state.q.val() == self.st_write.val() {
-            self.m_dma_wr_valid.next = (self.beat.q.val() == 1) | self.s_axis_tvalid.val();
-            self.s_axis_tready.next =
-                (self.beat.q.val() != 1) & self.m_dma_wr_ready.val() & self.final_part.val();
-            if self.m_dma_wr_valid.val() & self.m_dma_wr_ready.val() {
-                if self.final_part.val() {
-                    self.beat.d.next = self.beat.q.val() + 1;
-                    self.second_half.d.next = false;
-                    if self.m_dma_wr_last.val() {
-                        self.frame_done.d.next = true;
-                        self.state.d.next = self.st_head0.val();
-                        if self.r_prefix.q.val() == self.r_len.q.val() {
-                            self.cpl_index.d.next = 0.into();
-                            self.page_list.d.next = 0.into();
-                            self.state.d.next = self.st_cpl_pages.val();
-                        }
-                    }
-                } else {
-                    self.second_half.d.next = true;
-                }
+            // The message's last bytes: once the writer has put every
+            // payload beat out, the completion (which must not pass them).
+            if self.wr_idle.val() {
+                self.cpl_index.d.next = 0.into();
+                self.page_list.d.next = 0.into();
+                self.state.d.next = self.st_cpl_pages.val();
             }
         } else if self.state.q.val() == self.st_event.val() {
             // The grant scheduler hears of the bytes before they are
@@ -1720,33 +1793,41 @@ impl Logic for RxEngine {
             // record is written as it does. Meanwhile the page RAM shows the
             // last byte's bpage, and the write's addresses are set up.
             self.pages.read_address.next = self.page_addr_last.val();
-            self.m_evt_valid.next = true;
-            self.rpc_state.write_enable.next = self.m_evt_ready.val();
+            self.m_evt_valid.next = !self.job_valid.q.val();
+            self.rpc_state.write_enable.next = self.m_evt_ready.val() & !self.job_valid.q.val();
             // Payload byte i of the frame (i >= 90) lands at base + i.
-            self.base0.d.next = self.sel_rx_area.val()
-                + (bit_cast::<64, BPAGE_BITS>(self.page0.q.val()) << 16)
-                + self.offset_in_page.val()
-                - bit_cast::<64, 16>(self.payload_start.val());
-            self.base1.d.next = self.sel_rx_area.val()
-                + (bit_cast::<64, BPAGE_BITS>(self.pages.read_data.val()) << 16)
-                + self.offset_in_page.val()
-                - bit_cast::<64, 16>(self.payload_start.val())
-                - 65536;
-            self.bound.d.next = 0xffff.into();
-            if self.p_off.val().get_bits::<4>(16) != self.p_last.val().get_bits::<4>(16) {
-                self.bound.d.next =
-                    self.payload_start.val() - self.fields.payload_offset.val().get_bits::<16>(0);
+            if !self.job_valid.q.val() {
+                // (While a job waits, its registers are its own.)
+                self.job_base0.d.next = self.sel_rx_area.val()
+                    + (bit_cast::<64, BPAGE_BITS>(self.page0.q.val()) << 16)
+                    + self.offset_in_page.val()
+                    - bit_cast::<64, 16>(self.payload_start.val());
+                self.job_base1.d.next = self.sel_rx_area.val()
+                    + (bit_cast::<64, BPAGE_BITS>(self.pages.read_data.val()) << 16)
+                    + self.offset_in_page.val()
+                    - bit_cast::<64, 16>(self.payload_start.val())
+                    - 65536;
+                self.job_bound.d.next = 0xffff.into();
+                if self.p_off.val().get_bits::<4>(16) != self.p_last.val().get_bits::<4>(16) {
+                    self.job_bound.d.next =
+                        self.payload_start.val() - self.fields.payload_offset.val().get_bits::<16>(0);
+                }
+                self.job_end.d.next = self.payload_end.q.val();
             }
-            self.beat.d.next = 1.into();
-            self.second_half.d.next = false;
-            if self.m_evt_ready.val() {
+            if self.m_evt_ready.val() & !self.job_valid.q.val() {
                 self.w_pending.d.next = true;
                 self.w_from.d.next = self.r_prefix.q.val();
                 self.w_to.d.next = self.w_min.val();
                 self.w_open.d.next = self.no_gap.val();
                 self.w_new.d.next = self.fresh.q.val();
                 self.fresh.d.next = false;
-                self.state.d.next = self.st_write.val();
+                self.job_valid.d.next = true;
+                self.job_drop.d.next = false;
+                self.job_given.d.next = true;
+                self.state.d.next = self.st_head0.val();
+                if self.r_prefix.q.val() == self.r_len.q.val() {
+                    self.state.d.next = self.st_write.val();
+                }
                 self.last_valid.d.next = true;
                 self.last_key.d.next = self.key.val();
             }
@@ -1808,15 +1889,20 @@ impl Logic for RxEngine {
             }
         } else if self.state.q.val() == self.st_remove_wait.val() {
             if self.s_rpc_valid.val() {
-                // A packet dropped before its payload was taken has beats to skip.
-                self.state.d.next = self.st_drain.val();
-                if self.frame_done.q.val() | self.last1.q.val() {
+                // A packet dropped before its payload was written (no
+                // bpages for a new message) is dropped now.
+                self.state.d.next = self.drop_to.val();
+                if self.job_given.q.val() {
                     self.state.d.next = self.st_head0.val();
                 }
             }
         } else if self.state.q.val() == self.st_drain.val() {
-            self.s_axis_tready.next = true;
-            if self.s_axis_tvalid.val() & self.s_axis_tlast.val() {
+            // A frame dropped: the writer skips what of it went to `pay`.
+            if !self.pump_data.q.val() {
+                self.state.d.next = self.st_head0.val();
+            } else if !self.job_valid.q.val() {
+                self.job_valid.d.next = true;
+                self.job_drop.d.next = true;
                 self.state.d.next = self.st_head0.val();
             }
         } else if self.state.q.val() == self.st_exp_remove.val() {
@@ -1901,10 +1987,7 @@ impl Logic for RxEngine {
                 self.m_watch_from.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(0);
                 self.m_watch_to.next = self.rpc_state.read_data.val().get_bits::<LEN_BITS>(0);
             }
-            self.state.d.next = self.st_drain.val();
-            if self.last1.q.val() {
-                self.state.d.next = self.st_head0.val();
-            }
+            self.state.d.next = self.drop_to.val();
         } else if self.state.q.val() == self.st_served_remove.val() {
             self.m_rpc_valid.next = true;
             self.m_rpc_op.next = self.op_remove.val();
@@ -1923,6 +2006,56 @@ impl Logic for RxEngine {
                 self.m_watch_live.next = false;
                 self.m_watch_slot.next = self.s_rpc_slot.val();
                 self.state.d.next = self.st_head0.val();
+            }
+        }
+
+        // ---- the pump: a frame's beats past its header, off the stream ----
+        if self.pump_on.q.val() {
+            self.s_axis_tready.next = !self.pump_data.q.val() | self.pay.s_ready.val();
+            self.pay.s_valid.next = self.pump_data.q.val() & self.s_axis_tvalid.val();
+            if self.s_axis_tvalid.val()
+                & self.s_axis_tlast.val()
+                & (!self.pump_data.q.val() | self.pay.s_ready.val())
+            {
+                self.pump_on.d.next = false;
+            }
+        }
+
+        // ---- the writer: a job's beats from `pay` to the DMA write port ----
+        self.wr_free.next = !self.wr_on.q.val();
+        if self.wr_on.q.val() & self.wr_drop.q.val() {
+            self.pay.m_ready.next = true;
+            if self.pay.m_valid.val() & self.pay_last.val() {
+                self.wr_free.next = true;
+            }
+        } else if self.wr_on.q.val() {
+            self.m_dma_wr_valid.next = self.pay.m_valid.val();
+            self.pay.m_ready.next = self.m_dma_wr_ready.val() & self.final_part.val();
+            if self.pay.m_valid.val() & self.m_dma_wr_ready.val() {
+                if self.final_part.val() {
+                    self.beat.d.next = self.beat.q.val() + 1;
+                    self.second_half.d.next = false;
+                    if self.pay_last.val() {
+                        self.wr_free.next = true;
+                    }
+                } else {
+                    self.second_half.d.next = true;
+                }
+            }
+        }
+        if self.wr_free.val() {
+            self.wr_on.d.next = false;
+            if self.job_valid.q.val() {
+                // The next job, back to back.
+                self.wr_on.d.next = true;
+                self.wr_drop.d.next = self.job_drop.q.val();
+                self.base0.d.next = self.job_base0.q.val();
+                self.base1.d.next = self.job_base1.q.val();
+                self.bound.d.next = self.job_bound.q.val();
+                self.wr_end.d.next = self.job_end.q.val();
+                self.beat.d.next = 1.into();
+                self.second_half.d.next = false;
+                self.job_valid.d.next = false;
             }
         }
 
@@ -1958,6 +2091,9 @@ impl Logic for RxEngine {
         }
         if self.reset.val() {
             self.state.d.next = self.st_head0.val();
+            self.pump_on.d.next = false;
+            self.job_valid.d.next = false;
+            self.wr_on.d.next = false;
             self.last_valid.d.next = false;
             self.recent_next.d.next = 0.into();
             for r in 0..RECENT {

@@ -53,16 +53,17 @@
 //! its write; the beats of a frame are written at least 3 edges before its
 //! entry, so `beats` never races either. No bypass is needed.
 //!
-//! Sizes: `DEPTH` = 512 beats (32 KiB: 21 frames of 1514 bytes, 24 beats
-//! each, or 512 minimum frames; a frame longer than `DEPTH` beats never
-//! fits). `frames` has `DEPTH` entries too, since each stored frame holds at
-//! least one beat. Why 512 and not 64 (4 KiB): a block RAM is 512 deep in its
-//! widest mode, so any depth up to 512 costs the same RAMs; yosys 0.23
-//! (`synth_xilinx -family xcup`) maps the 512-deep FIFO to 20 RAMB18E2
-//! (577 + 91 bits wide, 36 bits each) with 143 FFs and ~140 LUTs, while at 64
-//! deep it picks LUT RAM: 96 RAM64M8 and 778 FFs (the read registers). Changing
-//! `ADDR_BITS` is the only edit a different depth needs. Dropping the stored
-//! `tlast` (derivable from the frame length) would save one RAMB18.
+//! Sizes: `DEPTH` = 2,048 beats (128 KiB: 85 frames of 1514 bytes, 24
+//! beats each, or 2,048 minimum frames; a frame longer than `DEPTH` beats
+//! never fits). `frames` has `DEPTH` entries too, since each stored frame
+//! holds at least one beat. Why not 64 (4 KiB): a block RAM is 512 deep in
+//! its widest mode, and at 512 deep yosys 0.23 (`synth_xilinx -family
+//! xcup`) mapped the FIFO to 20 RAMB18E2 (577 + 91 bits wide, 36 bits each)
+//! with 143 FFs and ~140 LUTs, while at 64 deep it picked LUT RAM: 96
+//! RAM64M8 and 778 FFs (the read registers). At 2,048 it is 76 RAMB18 (the
+//! README's resource table, `make synth`). Changing `ADDR_BITS` is the only
+//! edit a different depth needs. Dropping the stored `tlast` (derivable
+//! from the frame length) would save RAM.
 //!
 //! Invariants: `wr - rd <= DEPTH`; `frame_start` is `wr` at the first beat of
 //! the frame being written; `pend` never holds more than `PEND_DEPTH` frames:
