@@ -79,8 +79,8 @@
 //!             payload lanes enabled: no realignment. A beat that straddles a
 //!             bpage boundary goes out twice, once per bpage, each with its
 //!             own lanes.
-//!   WRITE     (the last packet of a message) wait until the writer is
-//!             done, then COMPLETE.
+//!   WAIT_WRITER  (the last packet of a message) wait until the writer
+//!             is done, then COMPLETE.
 //!   COMPLETE  all bytes in: read the message's bpage list (17 cycles, for
 //!             every message: a shortcut for one-bpage messages hung a
 //!             host-lib run and was taken out), hand the completion over,
@@ -203,7 +203,7 @@ mod state {
     pub const CLASSIFY: u64 = 8;
     pub const MERGE: u64 = 9;
     pub const EVENT: u64 = 10;
-    pub const WRITE: u64 = 11;
+    pub const WAIT_WRITER: u64 = 11;
     pub const CPL_PAGES: u64 = 12;
     pub const COMPLETE: u64 = 13;
     pub const REMOVE: u64 = 14;
@@ -576,9 +576,10 @@ pub struct RxEngine {
     /// Payload bytes from the start of the beat being written to the frame's end.
     payload_left: Signal<Local, Bits<16>>,
     /// Where the frame's payload ends (byte of the frame), registered: the
-    /// header window holds still from HEAD1 to the frame's end and WRITE
-    /// comes at least 4 cycles after HEAD1, so the value is the frame's by
-    /// then, and its two adders are off the write-strobe path.
+    /// header window holds still from HEAD1 until the next frame's HEAD0,
+    /// and EVENT, which copies it into the writer's job (`job_end`), comes
+    /// at least 3 cycles after HEAD1. Its two adders stay off the writer's
+    /// strobe path.
     payload_end: DFF<Bits<16>>,
     lanes_from: Signal<Local, Bits<8>>,
     lanes_to: Signal<Local, Bits<8>>,
@@ -649,7 +650,7 @@ pub struct RxEngine {
     st_alloc_wait: Constant<Bits<5>>,
     st_classify: Constant<Bits<5>>,
     st_merge: Constant<Bits<5>>,
-    st_write: Constant<Bits<5>>,
+    st_wait_writer: Constant<Bits<5>>,
     st_event: Constant<Bits<5>>,
     st_cpl_pages: Constant<Bits<5>>,
     st_complete: Constant<Bits<5>>,
@@ -954,7 +955,7 @@ impl Default for RxEngine {
             st_alloc_wait: c5(state::ALLOC_WAIT),
             st_classify: c5(state::CLASSIFY),
             st_merge: c5(state::MERGE),
-            st_write: c5(state::WRITE),
+            st_wait_writer: c5(state::WAIT_WRITER),
             st_event: c5(state::EVENT),
             st_cpl_pages: c5(state::CPL_PAGES),
             st_complete: c5(state::COMPLETE),
@@ -1782,7 +1783,7 @@ impl Logic for RxEngine {
                     }
                 }
             }
-        } else if self.state.q.val() == self.st_write.val() {
+        } else if self.state.q.val() == self.st_wait_writer.val() {
             // The message's last bytes: once the writer has put every
             // payload beat out, the completion (which must not pass them).
             if self.wr_idle.val() {
@@ -1829,7 +1830,7 @@ impl Logic for RxEngine {
                 self.job_given.d.next = true;
                 self.state.d.next = self.st_head0.val();
                 if self.r_prefix.q.val() == self.r_len.q.val() {
-                    self.state.d.next = self.st_write.val();
+                    self.state.d.next = self.st_wait_writer.val();
                 }
                 self.last_valid.d.next = true;
                 self.last_key.d.next = self.key.val();
