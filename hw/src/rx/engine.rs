@@ -1813,8 +1813,8 @@ impl Logic for RxEngine {
                     - 65536;
                 self.job_bound.d.next = 0xffff.into();
                 if self.p_off.val().get_bits::<4>(16) != self.p_last.val().get_bits::<4>(16) {
-                    self.job_bound.d.next =
-                        self.payload_start.val() - self.fields.payload_offset.val().get_bits::<16>(0);
+                    self.job_bound.d.next = self.payload_start.val()
+                        - self.fields.payload_offset.val().get_bits::<16>(0);
                 }
                 self.job_end.d.next = self.payload_end.q.val();
             }
