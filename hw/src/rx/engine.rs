@@ -411,10 +411,8 @@ pub struct RxEngine {
     job_base0: DFF<Bits<64>>,
     job_base1: DFF<Bits<64>>,
     job_bound: DFF<Bits<16>>,
+    /// Where the job's frame's payload ends (byte of the frame).
     job_end: DFF<Bits<16>>,
-    /// The current frame's payload job has been handed over (EVENT): a
-    /// REMOVE after it (a response complete) has nothing to drop.
-    job_given: DFF<bool>,
     /// The writer is on a job (`wr_drop`: skipping); `wr_end` is its
     /// frame's payload end.
     wr_on: DFF<bool>,
@@ -575,12 +573,6 @@ pub struct RxEngine {
     beat_end: Signal<Local, Bits<16>>,
     /// Payload bytes from the start of the beat being written to the frame's end.
     payload_left: Signal<Local, Bits<16>>,
-    /// Where the frame's payload ends (byte of the frame), registered: the
-    /// header window holds still from HEAD1 until the next frame's HEAD0,
-    /// and EVENT, which copies it into the writer's job (`job_end`), comes
-    /// at least 3 cycles after HEAD1. Its two adders stay off the writer's
-    /// strobe path.
-    payload_end: DFF<Bits<16>>,
     lanes_from: Signal<Local, Bits<8>>,
     lanes_to: Signal<Local, Bits<8>>,
     pay_mask: Signal<Local, Bits<64>>,
@@ -818,7 +810,6 @@ impl Default for RxEngine {
             job_base1: Default::default(),
             job_bound: Default::default(),
             job_end: Default::default(),
-            job_given: Default::default(),
             wr_on: Default::default(),
             wr_drop: Default::default(),
             wr_end: Default::default(),
@@ -909,7 +900,6 @@ impl Default for RxEngine {
             beat_start: Default::default(),
             beat_end: Default::default(),
             payload_left: Default::default(),
-            payload_end: Default::default(),
             lanes_from: Default::default(),
             lanes_to: Default::default(),
             pay_mask: Default::default(),
@@ -1027,7 +1017,6 @@ impl Logic for RxEngine {
             job_base1,
             job_bound,
             job_end,
-            job_given,
             wr_on,
             wr_drop,
             wr_end,
@@ -1075,8 +1064,7 @@ impl Logic for RxEngine {
             inbound_expired_count,
             gone_key,
             gone_open,
-            served_key,
-            payload_end
+            served_key
         );
         for k in 0..GAPS {
             self.r_valid[k].clock.next = self.clock.val();
@@ -1375,7 +1363,6 @@ impl Logic for RxEngine {
         // ---- payload placement ----
         self.offset_in_page.next =
             bit_cast::<64, 16>(self.fields.payload_offset.val().get_bits::<16>(0));
-        self.payload_end.d.next = self.payload_start.val() + self.fields.payload_len.val();
         // Lanes of frame beat `beat` that hold payload: [lanes_from, lanes_to).
         self.beat_start.next = bit_cast::<16, 8>(self.beat.q.val()) << 6;
         self.beat_end.next = self.beat_start.val() + 64;
@@ -1490,7 +1477,6 @@ impl Logic for RxEngine {
             if self.s_axis_tvalid.val() {
                 self.win0.d.next = self.swap.swapped.val();
                 self.pump_data.d.next = false;
-                self.job_given.d.next = false;
                 self.state.d.next = self.st_head1.val();
                 if self.s_axis_tlast.val() {
                     // One beat: a control packet without a body (BUSY,
@@ -1816,7 +1802,7 @@ impl Logic for RxEngine {
                     self.job_bound.d.next = self.payload_start.val()
                         - self.fields.payload_offset.val().get_bits::<16>(0);
                 }
-                self.job_end.d.next = self.payload_end.q.val();
+                self.job_end.d.next = self.payload_start.val() + self.fields.payload_len.val();
             }
             if self.m_evt_ready.val() & !self.job_valid.q.val() {
                 self.w_pending.d.next = true;
@@ -1827,7 +1813,6 @@ impl Logic for RxEngine {
                 self.fresh.d.next = false;
                 self.job_valid.d.next = true;
                 self.job_drop.d.next = false;
-                self.job_given.d.next = true;
                 self.state.d.next = self.st_head0.val();
                 if self.r_prefix.q.val() == self.r_len.q.val() {
                     self.state.d.next = self.st_wait_writer.val();
@@ -1893,10 +1878,11 @@ impl Logic for RxEngine {
             }
         } else if self.state.q.val() == self.st_remove_wait.val() {
             if self.s_rpc_valid.val() {
-                // A packet dropped before its payload was written (no
-                // bpages for a new message) is dropped now.
+                // A response complete (its record all in) had its payload
+                // job at EVENT; a packet dropped for want of bpages (its
+                // record new and empty) has its beats in `pay` skipped now.
                 self.state.d.next = self.drop_to.val();
-                if self.job_given.q.val() {
+                if self.r_prefix.q.val() == self.r_len.q.val() {
                     self.state.d.next = self.st_head0.val();
                 }
             }
