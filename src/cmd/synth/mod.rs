@@ -30,6 +30,12 @@ pub struct SynthArgs {
     /// rx_parser, ...); repeat or separate by commas. Default: all.
     #[arg(long, value_delimiter = ',')]
     pub design: Vec<String>,
+    /// Only this block of the core (a row of its table: rx_engine,
+    /// tx_engine, ...), synthesized alone: a quick look while working on
+    /// one block. Its inputs are ports here, so a path that starts in
+    /// another block is seen only from this block's edge.
+    #[arg(long, conflicts_with = "design")]
+    pub block: Option<String>,
     /// The report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -92,16 +98,7 @@ const BROKEN_DOWN: &str = "homa_core";
 
 pub fn run(args: &SynthArgs) -> anyhow::Result<()> {
     let started = Instant::now();
-    let all = homa_hw::designs();
-    for wanted in &args.design {
-        if !all.iter().any(|d| d.name == wanted) {
-            let names: Vec<&str> = all.iter().map(|d| d.name).collect();
-            bail!(
-                "no design `{wanted}`; the designs are: {}",
-                names.join(", ")
-            );
-        }
-    }
+    let jobs = jobs(args)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     let yosys_version = if args.analyze_only {
@@ -110,13 +107,10 @@ pub fn run(args: &SynthArgs) -> anyhow::Result<()> {
         yosys::version(&args.yosys)?
     };
     let mut designs = Vec::new();
-    for design in all
-        .iter()
-        .filter(|d| args.design.is_empty() || args.design.iter().any(|w| w == d.name))
-    {
-        let files = yosys::Files::new(&args.out, design.name);
-        let children = if design.name == BROKEN_DOWN {
-            yosys::children(&design.verilog, design.name)
+    for job in &jobs {
+        let files = yosys::Files::new(&args.out, &job.name);
+        let children = if job.top == BROKEN_DOWN {
+            yosys::children(&job.verilog, &job.top)
         } else {
             Vec::new()
         };
@@ -125,17 +119,17 @@ pub fn run(args: &SynthArgs) -> anyhow::Result<()> {
         let mut yosys_seconds = 0.0;
         let mut yosys_cpu_seconds = None;
         if !args.analyze_only {
-            std::fs::write(&files.verilog, &design.verilog)
+            std::fs::write(&files.verilog, &job.verilog)
                 .with_context(|| format!("writing {}", files.verilog.display()))?;
             std::fs::write(
                 &files.script,
                 yosys::with_deep_memories_in_uram(
-                    &yosys::script(design.name, &files.verilog, &kept, &files.json),
-                    &design.verilog,
+                    &yosys::script(&job.top, &files.verilog, &kept, &files.json),
+                    &job.verilog,
                 ),
             )?;
-            tracing::info!(design = design.name, "running yosys");
-            eprint!("yosys: {} ...", design.name);
+            tracing::info!(design = job.name, "running yosys");
+            eprint!("yosys: {} ...", job.name);
             let took = yosys::run(&args.yosys, &files.script, &files.log)?;
             yosys_seconds = took.as_secs_f64();
             yosys_cpu_seconds = std::fs::read_to_string(&files.log)
@@ -150,7 +144,7 @@ pub fn run(args: &SynthArgs) -> anyhow::Result<()> {
                 files.json.display()
             )
         })?;
-        let net = Netlist::from_json(&json, design.name, &instances)
+        let net = Netlist::from_json(&json, &job.top, &instances)
             .with_context(|| format!("reading the netlist {}", files.json.display()))?;
         let resources = net.resources();
         let paths = net.deepest_paths(args.worst.max(1))?;
@@ -169,7 +163,7 @@ pub fn run(args: &SynthArgs) -> anyhow::Result<()> {
         // The top's own logic goes after its children.
         let own = rows.remove(0);
         let mut total = Row {
-            block: design.name.to_string(),
+            block: job.name.clone(),
             resources: Resources::default(),
             ramb36_equivalent: 0.0,
             deepest: Vec::new(),
@@ -185,13 +179,13 @@ pub fn run(args: &SynthArgs) -> anyhow::Result<()> {
             Vec::new()
         } else {
             rows.push(Row {
-                block: format!("{} (top)", design.name),
+                block: format!("{} (top)", job.name),
                 ..own
             });
             rows
         };
         designs.push(DesignReport {
-            design: design.name.to_string(),
+            design: job.name.clone(),
             yosys_seconds,
             yosys_cpu_seconds,
             analysis_seconds: analysis.elapsed().as_secs_f64(),
@@ -233,6 +227,62 @@ pub fn run(args: &SynthArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// One yosys run: a design, or (`--block`) one block of the core.
+struct Job {
+    /// The report's and the files' name.
+    name: String,
+    /// The module synthesized.
+    top: String,
+    verilog: String,
+}
+
+fn jobs(args: &SynthArgs) -> anyhow::Result<Vec<Job>> {
+    let all = homa_hw::designs();
+    if let Some(block) = &args.block {
+        let core = all
+            .into_iter()
+            .find(|d| d.name == BROKEN_DOWN)
+            .context("the core's design")?;
+        let children = yosys::children(&core.verilog, BROKEN_DOWN);
+        let Some((module, _)) = children
+            .iter()
+            .find(|(_, instance)| netlist::rusthdl_name(instance) == *block)
+        else {
+            let names: Vec<String> = children
+                .iter()
+                .map(|(_, i)| netlist::rusthdl_name(i))
+                .collect();
+            bail!(
+                "no block `{block}` in {BROKEN_DOWN}; its blocks are: {}",
+                names.join(", ")
+            );
+        };
+        return Ok(vec![Job {
+            name: format!("{BROKEN_DOWN}.{block}"),
+            top: module.clone(),
+            verilog: core.verilog,
+        }]);
+    }
+    for wanted in &args.design {
+        if !all.iter().any(|d| d.name == wanted) {
+            let names: Vec<&str> = all.iter().map(|d| d.name).collect();
+            bail!(
+                "no design `{wanted}`; the designs are: {}",
+                names.join(", ")
+            );
+        }
+    }
+    Ok(all
+        .into_iter()
+        .filter(|d| args.design.is_empty() || args.design.iter().any(|w| w == d.name))
+        .map(|d| Job {
+            name: d.name.to_string(),
+            top: d.name.to_string(),
+            verilog: d.verilog,
+        })
+        .collect())
 }
 
 fn print_table(out: &mut impl Write, report: &Report, steps: bool) -> anyhow::Result<()> {
