@@ -410,14 +410,41 @@ pub struct RxEngine {
     job_drop: DFF<bool>,
     job_base0: DFF<Bits<64>>,
     job_base1: DFF<Bits<64>>,
+    /// Frame byte where `page1` starts (0xffff: the packet is in one bpage).
     job_bound: DFF<Bits<16>>,
     /// Where the job's frame's payload ends (byte of the frame).
     job_end: DFF<Bits<16>>,
-    /// The writer is on a job (`wr_drop`: skipping); `wr_end` is its
-    /// frame's payload end.
+    /// The writer is on a job (`wr_drop`: skipping).
     wr_on: DFF<bool>,
     wr_drop: DFF<bool>,
-    wr_end: DFF<Bits<16>>,
+    /// The job's lanes, worked out as the writer takes it (from `job_end`
+    /// and `job_bound`) so that a beat's strobes and whether it goes out in
+    /// two parts are a few compares of `beat`, not arithmetic: the payload's
+    /// last beat and its lanes; the beat where `page1` starts and its lanes
+    /// below that; the beat holds payload on both sides (`wr_split`: two
+    /// writes), or some below it (`wr_bnd_low`: its first or only write goes
+    /// to `page0`); the frame has no payload at all (`wr_empty`).
+    wr_last_beat: DFF<Bits<10>>,
+    wr_last_mask: DFF<Bits<64>>,
+    wr_bnd_beat: DFF<Bits<10>>,
+    wr_bnd_mask: DFF<Bits<64>>,
+    wr_split: DFF<bool>,
+    wr_bnd_low: DFF<bool>,
+    wr_empty: DFF<bool>,
+    /// At handoff: the job's last payload byte, its lanes, where its bpage
+    /// boundary falls in the beat, and what of the boundary beat is payload.
+    h_last: Signal<Local, Bits<16>>,
+    h_last_lane: Signal<Local, Bits<6>>,
+    /// 63 - `h_last_lane`, in a signal of its own: an inversion inside a
+    /// wider expression would be widened first in the Verilog.
+    h_last_shift: Signal<Local, Bits<6>>,
+    h_bnd_lane: Signal<Local, Bits<6>>,
+    h_bnd_first: Signal<Local, bool>,
+    h_bnd_last: Signal<Local, bool>,
+    h_bnd_in: Signal<Local, bool>,
+    h_from_below: Signal<Local, bool>,
+    h_to_above: Signal<Local, bool>,
+    h_nonempty: Signal<Local, bool>,
     /// The writer finishes its job at this edge (or has none).
     wr_free: Signal<Local, bool>,
     /// Neither a job waiting nor one being written.
@@ -457,8 +484,6 @@ pub struct RxEngine {
     /// `page0` (`base0`) or in `page1` (`base1`).
     base0: DFF<Bits<64>>,
     base1: DFF<Bits<64>>,
-    /// Frame byte where `page1` starts (0xffff: the packet is in one bpage).
-    bound: DFF<Bits<16>>,
     /// WRITE: the part of a straddling beat that goes to `page1` is next.
     second_half: DFF<bool>,
     /// Index in the frame of the beat being written (1, 2, ...).
@@ -540,6 +565,11 @@ pub struct RxEngine {
     pick_ep: Signal<Local, Bits<2>>,
     key: Signal<Local, Bits<KEY_BITS>>,
     recent_hit: Signal<Local, bool>,
+    /// `same_rpc` and `recent_hit` of the frame in DECIDE, taken in HEAD1
+    /// (the key lies in beat 0), so that DECIDE's choice does not wait for
+    /// nine 112-bit compares.
+    seen_last: DFF<bool>,
+    seen_recent: DFF<bool>,
     /// Remember this key now (a message leaving the table, complete).
     recent_push: Signal<Local, bool>,
     recent_push_key: Signal<Local, Bits<KEY_BITS>>,
@@ -569,18 +599,21 @@ pub struct RxEngine {
     merge_drop: Signal<Local, bool>,
     new_gap: [Signal<Local, bool>; GAPS],
     record_out: Signal<Local, Bits<RECORD_BITS>>,
-    beat_start: Signal<Local, Bits<16>>,
-    beat_end: Signal<Local, Bits<16>>,
-    /// Payload bytes from the start of the beat being written to the frame's end.
-    payload_left: Signal<Local, Bits<16>>,
-    lanes_from: Signal<Local, Bits<8>>,
-    lanes_to: Signal<Local, Bits<8>>,
+    /// Where `beat` is against the job's last beat and boundary beat.
+    beat_wide: Signal<Local, Bits<10>>,
+    at_first: Signal<Local, bool>,
+    at_last: Signal<Local, bool>,
+    past_last: Signal<Local, bool>,
+    before_bnd: Signal<Local, bool>,
+    at_bnd: Signal<Local, bool>,
+    /// The beat's payload lanes, and those of them below the boundary.
     pay_mask: Signal<Local, Bits<64>>,
-    /// Lanes of the beat below `bound`, as a count (0..64) and a mask.
-    below_lanes: Signal<Local, Bits<16>>,
     below_mask: Signal<Local, Bits<64>>,
-    mask0: Signal<Local, Bits<64>>,
-    mask1: Signal<Local, Bits<64>>,
+    /// The part being offered goes to `page0`.
+    to_page0: Signal<Local, bool>,
+    /// Lanes of beat 1 that are payload (26..63), and the first of them.
+    first_lanes: Constant<Bits<64>>,
+    first_lane: Constant<Bits<6>>,
     /// WRITE: the part being offered is the beat's last.
     final_part: Signal<Local, bool>,
     offset_in_page: Signal<Local, Bits<64>>,
@@ -812,7 +845,23 @@ impl Default for RxEngine {
             job_end: Default::default(),
             wr_on: Default::default(),
             wr_drop: Default::default(),
-            wr_end: Default::default(),
+            wr_last_beat: Default::default(),
+            wr_last_mask: Default::default(),
+            wr_bnd_beat: Default::default(),
+            wr_bnd_mask: Default::default(),
+            wr_split: Default::default(),
+            wr_bnd_low: Default::default(),
+            wr_empty: Default::default(),
+            h_last: Default::default(),
+            h_last_lane: Default::default(),
+            h_last_shift: Default::default(),
+            h_bnd_lane: Default::default(),
+            h_bnd_first: Default::default(),
+            h_bnd_last: Default::default(),
+            h_bnd_in: Default::default(),
+            h_from_below: Default::default(),
+            h_to_above: Default::default(),
+            h_nonempty: Default::default(),
             wr_free: Default::default(),
             wr_idle: Default::default(),
             is_data: Default::default(),
@@ -839,7 +888,6 @@ impl Default for RxEngine {
             page0: Default::default(),
             base0: Default::default(),
             base1: Default::default(),
-            bound: Default::default(),
             second_half: Default::default(),
             beat: Default::default(),
             cpl_index: Default::default(),
@@ -877,6 +925,8 @@ impl Default for RxEngine {
             pick_ep: Default::default(),
             key: Default::default(),
             recent_hit: Default::default(),
+            seen_last: Default::default(),
+            seen_recent: Default::default(),
             recent_push: Default::default(),
             recent_push_key: Default::default(),
             p_off: Default::default(),
@@ -897,16 +947,17 @@ impl Default for RxEngine {
             merge_drop: Default::default(),
             new_gap: Default::default(),
             record_out: Default::default(),
-            beat_start: Default::default(),
-            beat_end: Default::default(),
-            payload_left: Default::default(),
-            lanes_from: Default::default(),
-            lanes_to: Default::default(),
+            beat_wide: Default::default(),
+            at_first: Default::default(),
+            at_last: Default::default(),
+            past_last: Default::default(),
+            before_bnd: Default::default(),
+            at_bnd: Default::default(),
             pay_mask: Default::default(),
-            below_lanes: Default::default(),
             below_mask: Default::default(),
-            mask0: Default::default(),
-            mask1: Default::default(),
+            to_page0: Default::default(),
+            first_lanes: Constant::new((u64::MAX << (PAYLOAD_START - 64)).to_bits()),
+            first_lane: Constant::new((PAYLOAD_START - 64).to_bits()),
             final_part: Default::default(),
             offset_in_page: Default::default(),
             record: Default::default(),
@@ -1019,7 +1070,13 @@ impl Logic for RxEngine {
             job_end,
             wr_on,
             wr_drop,
-            wr_end,
+            wr_last_beat,
+            wr_last_mask,
+            wr_bnd_beat,
+            wr_bnd_mask,
+            wr_split,
+            wr_bnd_low,
+            wr_empty,
             endpoint,
             slot,
             inserted,
@@ -1036,13 +1093,14 @@ impl Logic for RxEngine {
             page0,
             base0,
             base1,
-            bound,
             second_half,
             beat,
             cpl_index,
             first_page,
             page_list,
             recent_next,
+            seen_last,
+            seen_recent,
             last_key,
             last_valid,
             messages_count,
@@ -1363,45 +1421,45 @@ impl Logic for RxEngine {
         // ---- payload placement ----
         self.offset_in_page.next =
             bit_cast::<64, 16>(self.fields.payload_offset.val().get_bits::<16>(0));
-        // Lanes of frame beat `beat` that hold payload: [lanes_from, lanes_to).
-        self.beat_start.next = bit_cast::<16, 8>(self.beat.q.val()) << 6;
-        self.beat_end.next = self.beat_start.val() + 64;
-        self.lanes_from.next = 0.into();
-        if self.beat.q.val() == 1 {
-            self.lanes_from.next = self.payload_start.val().get_bits::<8>(0) - 64;
+        // Lanes of frame beat `beat` that hold payload, and which of them
+        // are below the bpage boundary (to `page0`; the rest to `page1`).
+        self.beat_wide.next = bit_cast::<10, 8>(self.beat.q.val());
+        self.at_first.next = self.beat.q.val() == 1;
+        self.at_last.next = self.beat_wide.val() == self.wr_last_beat.q.val();
+        self.past_last.next = self.beat_wide.val() > self.wr_last_beat.q.val();
+        self.before_bnd.next = self.beat_wide.val() < self.wr_bnd_beat.q.val();
+        self.at_bnd.next = self.beat_wide.val() == self.wr_bnd_beat.q.val();
+        self.pay_mask.next = self.all_lanes.val();
+        if self.at_first.val() {
+            self.pay_mask.next = self.first_lanes.val();
         }
-        self.payload_left.next = self.wr_end.q.val() - self.beat_start.val();
-        self.lanes_to.next = 64.into();
-        if self.wr_end.q.val() < self.beat_end.val() {
-            self.lanes_to.next = self.payload_left.val().get_bits::<8>(0);
+        if self.at_last.val() {
+            self.pay_mask.next = self.pay_mask.val() & self.wr_last_mask.q.val();
         }
-        self.pay_mask.next = (self.all_lanes.val() << self.lanes_from.val())
-            & (self.all_lanes.val() >> (64 - bit_cast::<16, 8>(self.lanes_to.val())));
-        if self.wr_end.q.val() <= self.beat_start.val() {
+        if self.past_last.val() {
             // A beat past the payload (Ethernet padding): nothing to write.
             self.pay_mask.next = 0.into();
         }
-        // Lanes below the bpage boundary go to page0, the rest to page1.
-        self.below_lanes.next = 64.into();
-        if self.bound.q.val() <= self.beat_start.val() {
-            self.below_lanes.next = 0.into();
-        } else if self.bound.q.val() < self.beat_end.val() {
-            self.below_lanes.next = self.bound.q.val() - self.beat_start.val();
+        self.below_mask.next = 0.into();
+        if self.before_bnd.val() {
+            self.below_mask.next = self.all_lanes.val();
+        } else if self.at_bnd.val() {
+            self.below_mask.next = self.wr_bnd_mask.q.val();
         }
-        self.below_mask.next = self.all_lanes.val() >> (64 - self.below_lanes.val());
-        if self.below_lanes.val() == 0 {
-            self.below_mask.next = 0.into();
-        }
-        self.mask0.next = self.pay_mask.val() & self.below_mask.val();
-        self.mask1.next = self.pay_mask.val() & !self.below_mask.val();
-        self.final_part.next = true;
+        // A beat with payload on both sides of the boundary goes out twice:
+        // the part below first, then (`second_half`) the rest.
+        self.to_page0.next = !self.second_half.q.val()
+            & !self.past_last.val()
+            & !self.wr_empty.q.val()
+            & (self.before_bnd.val() | (self.at_bnd.val() & self.wr_bnd_low.q.val()));
+        self.final_part.next =
+            !(self.at_bnd.val() & self.wr_split.q.val() & !self.second_half.q.val());
         self.m_dma_wr_addr.next = self.base1.q.val() + (bit_cast::<64, 8>(self.beat.q.val()) << 6);
-        self.m_dma_wr_strb.next = self.mask1.val();
-        if !self.second_half.q.val() & (self.mask0.val() != 0) {
+        self.m_dma_wr_strb.next = self.pay_mask.val() & !self.below_mask.val();
+        if self.to_page0.val() {
             self.m_dma_wr_addr.next =
                 self.base0.q.val() + (bit_cast::<64, 8>(self.beat.q.val()) << 6);
-            self.m_dma_wr_strb.next = self.mask0.val();
-            self.final_part.next = self.mask1.val() == 0;
+            self.m_dma_wr_strb.next = self.pay_mask.val() & self.below_mask.val();
         }
         self.m_dma_wr_data.next = self.pay.m_data.val().get_bits::<512>(0);
         self.m_dma_wr_last.next = self.pay_last.val() & self.final_part.val();
@@ -1477,6 +1535,8 @@ impl Logic for RxEngine {
             if self.s_axis_tvalid.val() {
                 self.win0.d.next = self.swap.swapped.val();
                 self.pump_data.d.next = false;
+                self.seen_last.d.next = false;
+                self.seen_recent.d.next = false;
                 self.state.d.next = self.st_head1.val();
                 if self.s_axis_tlast.val() {
                     // One beat: a control packet without a body (BUSY,
@@ -1487,7 +1547,11 @@ impl Logic for RxEngine {
             }
         } else if self.state.q.val() == self.st_head1.val() {
             // Beat 1 completes the header window; a DATA frame's beat 1
-            // (payload from lane 26) and the rest go to `pay`.
+            // (payload from lane 26) and the rest go to `pay`. (A one-beat
+            // frame, a control packet, skips HEAD1: for it `seen_*` stay
+            // false, and neither matters.)
+            self.seen_last.d.next = self.same_rpc.val();
+            self.seen_recent.d.next = self.recent_hit.val();
             self.s_axis_tready.next = !self.is_data.val() | self.pay.s_ready.val();
             self.pay.s_valid.next = self.is_data.val() & self.s_axis_tvalid.val();
             if self.s_axis_tvalid.val() & (!self.is_data.val() | self.pay.s_ready.val()) {
@@ -1502,7 +1566,7 @@ impl Logic for RxEngine {
             self.need_ack.d.next = false;
             self.resend.d.next = false;
             self.fresh.d.next = false;
-            if self.same_rpc.val() {
+            if self.seen_last.q.val() {
                 // The RPC of the last packet: its slot and record are here.
                 self.state.d.next = self.st_classify.val();
             }
@@ -1510,7 +1574,7 @@ impl Logic for RxEngine {
                 | !self.any_ep.val()
                 | (self.fields.message_length.val() > self.max_message.val())
                 | self.bad_range.val()
-                | self.recent_hit.val()
+                | self.seen_recent.q.val()
             {
                 self.state.d.next = self.drop_to.val();
             }
@@ -1579,7 +1643,7 @@ impl Logic for RxEngine {
                 self.drop_too_big_count.d.next = self.drop_too_big_count.q.val() + 1;
             } else if self.bad_range.val() {
                 self.drop_bad_range_count.d.next = self.drop_bad_range_count.q.val() + 1;
-            } else if self.recent_hit.val() {
+            } else if self.seen_recent.q.val() {
                 self.duplicates_count.d.next = self.duplicates_count.q.val() + 1;
             }
         } else if self.state.q.val() == self.st_lookup.val() {
@@ -2012,6 +2076,31 @@ impl Logic for RxEngine {
         }
 
         // ---- the writer: a job's beats from `pay` to the DMA write port ----
+        // The waiting job's boundary beat (payload lanes [from, to) of it,
+        // `from` 26 in beat 1, else 0; `to` its last lane + 1 in the last
+        // beat, else 64): payload below the boundary lane (from < lane),
+        // above it (lane < to), any at all (from < to).
+        self.h_last.next = self.job_end.q.val() - 1;
+        self.h_last_lane.next = self.h_last.val().get_bits::<6>(0);
+        self.h_last_shift.next = !self.h_last_lane.val();
+        self.h_bnd_lane.next = self.job_bound.q.val().get_bits::<6>(0);
+        self.h_bnd_first.next = self.job_bound.q.val().get_bits::<10>(6) == 1;
+        self.h_bnd_last.next =
+            self.job_bound.q.val().get_bits::<10>(6) == self.h_last.val().get_bits::<10>(6);
+        self.h_bnd_in.next =
+            self.job_bound.q.val().get_bits::<10>(6) <= self.h_last.val().get_bits::<10>(6);
+        self.h_from_below.next = self.h_bnd_lane.val() != 0;
+        if self.h_bnd_first.val() {
+            self.h_from_below.next = self.h_bnd_lane.val() > self.first_lane.val();
+        }
+        self.h_to_above.next = true;
+        if self.h_bnd_last.val() {
+            self.h_to_above.next = self.h_bnd_lane.val() <= self.h_last_lane.val();
+        }
+        self.h_nonempty.next = true;
+        if self.h_bnd_first.val() & self.h_bnd_last.val() {
+            self.h_nonempty.next = self.h_last_lane.val() >= self.first_lane.val();
+        }
         self.wr_free.next = !self.wr_on.q.val();
         if self.wr_on.q.val() & self.wr_drop.q.val() {
             self.pay.m_ready.next = true;
@@ -2041,8 +2130,16 @@ impl Logic for RxEngine {
                 self.wr_drop.d.next = self.job_drop.q.val();
                 self.base0.d.next = self.job_base0.q.val();
                 self.base1.d.next = self.job_base1.q.val();
-                self.bound.d.next = self.job_bound.q.val();
-                self.wr_end.d.next = self.job_end.q.val();
+                self.wr_last_beat.d.next = self.h_last.val().get_bits::<10>(6);
+                self.wr_last_mask.d.next =
+                    self.all_lanes.val() >> bit_cast::<64, 6>(self.h_last_shift.val());
+                self.wr_bnd_beat.d.next = self.job_bound.q.val().get_bits::<10>(6);
+                self.wr_bnd_mask.d.next =
+                    !(self.all_lanes.val() << bit_cast::<64, 6>(self.h_bnd_lane.val()));
+                self.wr_split.d.next =
+                    self.h_bnd_in.val() & self.h_from_below.val() & self.h_to_above.val();
+                self.wr_bnd_low.d.next = self.h_from_below.val() & self.h_nonempty.val();
+                self.wr_empty.d.next = self.job_end.q.val() == self.payload_start.val();
                 self.beat.d.next = 1.into();
                 self.second_half.d.next = false;
                 self.job_valid.d.next = false;
