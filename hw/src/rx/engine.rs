@@ -560,23 +560,38 @@ pub struct RxEngine {
     cpl_status: Constant<Bits<16>>,
     status_timeout: Constant<Bits<8>>,
 
-    match_ep: [Signal<Local, bool>; ENDPOINTS],
+    /// The frame's destination port is endpoint e's: compared in HEAD0
+    /// with the beat coming in (as the keys are, below), used in DECIDE. A
+    /// port written in between unsets them all: that frame is dropped as
+    /// for no endpoint.
+    match_ep: [DFF<bool>; ENDPOINTS],
     any_ep: Signal<Local, bool>,
     pick_ep: Signal<Local, Bits<2>>,
     key: Signal<Local, Bits<KEY_BITS>>,
     recent_hit: Signal<Local, bool>,
-    /// `same_rpc` and `recent_hit` of the frame in DECIDE, taken in HEAD1
-    /// (the key lies in beat 0), so that DECIDE's choice does not wait for
-    /// nine 112-bit compares.
+    /// Whether the frame in DECIDE is of the last RPC (`same_rpc`) or of a
+    /// recent one (`recent_hit`), found a step at a time so that DECIDE's
+    /// choice does not wait for nine 112-bit compares: the key lies in
+    /// beat 0, so HEAD0 compares the beat coming in (`key_in`, from
+    /// `fields_in`) with each key (`*_match`), and HEAD1 combines them.
+    fields_in: HeaderFields,
+    key_in: Signal<Local, Bits<KEY_BITS>>,
+    last_match: DFF<bool>,
+    recent_match: [DFF<bool>; RECENT],
     seen_last: DFF<bool>,
     seen_recent: DFF<bool>,
     /// Remember this key now (a message leaving the table, complete).
     recent_push: Signal<Local, bool>,
     recent_push_key: Signal<Local, Bits<KEY_BITS>>,
     /// The packet: offset, end, length (of the message), all 20 bits.
-    p_off: Signal<Local, Bits<LEN_BITS>>,
-    p_end: Signal<Local, Bits<LEN_BITS>>,
-    p_msg_len: Signal<Local, Bits<LEN_BITS>>,
+    /// Registered every cycle from the header window, which is loaded in
+    /// HEAD1 and holds until the next frame's HEAD0: valid from the cycle
+    /// after DECIDE, the first to read them. (From the window straight,
+    /// the offset's two forms and the adder sat in front of every compare
+    /// of CLASSIFY.)
+    p_off: DFF<Bits<LEN_BITS>>,
+    p_end: DFF<Bits<LEN_BITS>>,
+    p_msg_len: DFF<Bits<LEN_BITS>>,
     /// The packet's last byte, and the message's.
     p_last: Signal<Local, Bits<LEN_BITS>>,
     msg_last: Signal<Local, Bits<LEN_BITS>>,
@@ -925,6 +940,10 @@ impl Default for RxEngine {
             pick_ep: Default::default(),
             key: Default::default(),
             recent_hit: Default::default(),
+            fields_in: Default::default(),
+            key_in: Default::default(),
+            last_match: Default::default(),
+            recent_match: Default::default(),
             seen_last: Default::default(),
             seen_recent: Default::default(),
             recent_push: Default::default(),
@@ -1099,6 +1118,10 @@ impl Logic for RxEngine {
             first_page,
             page_list,
             recent_next,
+            p_off,
+            p_end,
+            p_msg_len,
+            last_match,
             seen_last,
             seen_recent,
             last_key,
@@ -1140,6 +1163,8 @@ impl Logic for RxEngine {
             self.recent[r].clock.next = self.clock.val();
             self.recent[r].d.next = self.recent[r].q.val();
             self.recent_valid[r].clock.next = self.clock.val();
+            self.recent_match[r].clock.next = self.clock.val();
+            self.recent_match[r].d.next = self.recent_match[r].q.val();
             self.recent_valid[r].d.next = self.recent_valid[r].q.val();
         }
         self.rpc_state.read_clock.next = self.clock.val();
@@ -1165,19 +1190,19 @@ impl Logic for RxEngine {
         self.is_data.next = self.fields.packet_type.val() == self.type_data.val();
         // Which endpoint serves the frame's destination port (unrolled).
         for e in 0..ENDPOINTS {
-            self.match_ep[e].next =
-                (self.ep_port[e].val() != 0) & (self.ep_port[e].val() == self.fields.dport.val());
+            self.match_ep[e].clock.next = self.clock.val();
+            self.match_ep[e].d.next = self.match_ep[e].q.val();
         }
-        self.any_ep.next = self.match_ep[0].val()
-            | self.match_ep[1].val()
-            | self.match_ep[2].val()
-            | self.match_ep[3].val();
+        self.any_ep.next = self.match_ep[0].q.val()
+            | self.match_ep[1].q.val()
+            | self.match_ep[2].q.val()
+            | self.match_ep[3].q.val();
         self.pick_ep.next = 0.into();
-        if self.match_ep[1].val() {
+        if self.match_ep[1].q.val() {
             self.pick_ep.next = 1.into();
-        } else if self.match_ep[2].val() {
+        } else if self.match_ep[2].q.val() {
             self.pick_ep.next = 2.into();
-        } else if self.match_ep[3].val() {
+        } else if self.match_ep[3].q.val() {
             self.pick_ep.next = 3.into();
         }
         self.sel_endpoint.next = self.endpoint.q.val();
@@ -1223,33 +1248,37 @@ impl Logic for RxEngine {
         self.m_rpc_key.next = self.key.val();
         self.m_rpc_op.next = self.op_insert.val();
         self.m_rpc_valid.next = false;
-        self.same_rpc.next = self.last_valid.q.val() & (self.last_key.q.val() == self.key.val());
+        self.fields_in.window.next = bit_cast::<1024, 512>(self.swap.swapped.val()) << 512;
+        self.key_in.next = (bit_cast::<128, 32>(self.fields_in.src_ip.val()) << 96)
+            | (bit_cast::<128, 16>(self.fields_in.sport.val()) << 80)
+            | (bit_cast::<128, 16>(self.fields_in.dport.val()) << 64)
+            | bit_cast::<128, 64>(self.fields_in.sender_id.val() ^ 1);
+        self.same_rpc.next = self.last_valid.q.val() & self.last_match.q.val();
         self.recent_hit.next = false;
         self.recent_push.next = false;
         self.recent_push_key.next = self.key.val();
         for r in 0..RECENT {
-            if self.recent_valid[r].q.val() & (self.recent[r].q.val() == self.key.val()) {
+            if self.recent_match[r].q.val() {
                 self.recent_hit.next = true;
             }
         }
 
         // The packet's range within its message (valid once the length is
         // known to be below 2^20).
-        self.p_off.next = self.fields.payload_offset.val().get_bits::<LEN_BITS>(0);
-        self.p_end.next =
-            self.p_off.val() + bit_cast::<LEN_BITS, 16>(self.fields.payload_len.val());
-        self.p_msg_len.next = self.fields.message_length.val().get_bits::<LEN_BITS>(0);
+        self.p_off.d.next = self.fields.payload_offset.val().get_bits::<LEN_BITS>(0);
+        self.p_end.d.next = self.fields.payload_offset.val().get_bits::<LEN_BITS>(0)
+            + bit_cast::<LEN_BITS, 16>(self.fields.payload_len.val());
+        self.p_msg_len.d.next = self.fields.message_length.val().get_bits::<LEN_BITS>(0);
         // (A frame of more than 255 beats would wrap `beat`: such a DATA,
         // beyond any jumbo MTU, is dropped as a bad range.)
+        // (A payload that runs past its message never gets here: the parser
+        // drops it, `PayloadBeyondMessage`. So a payload of at least one
+        // byte also starts inside its message.)
         self.bad_range.next = (self.fields.payload_len.val() == 0)
-            | (self.fields.payload_len.val() > self.max_payload.val())
-            | (self.fields.payload_offset.val() >= self.fields.message_length.val())
-            | (self.fields.payload_offset.val()
-                + bit_cast::<32, 16>(self.fields.payload_len.val())
-                > self.fields.message_length.val());
+            | (self.fields.payload_len.val() > self.max_payload.val());
         // ceil(length / 64 KiB), 1..16.
-        self.p_last.next = self.p_end.val() - 1;
-        self.msg_last.next = self.p_msg_len.val() - 1;
+        self.p_last.next = self.p_end.q.val() - 1;
+        self.msg_last.next = self.p_msg_len.q.val() - 1;
         self.need_pages.next = bit_cast::<5, 4>(self.msg_last.val().get_bits::<4>(16)) + 1;
 
         // ---- the record: unpacked from the state RAM in STATE ----
@@ -1311,7 +1340,7 @@ impl Logic for RxEngine {
         self.pages.write_data.next = self.bpage_index.val().get_bits::<BPAGE_BITS>(0);
         self.pages.write_enable.next = false;
         self.page_addr_first.next = (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val()) << 4)
-            | bit_cast::<PAGE_ADDR_BITS, 4>(self.p_off.val().get_bits::<4>(16));
+            | bit_cast::<PAGE_ADDR_BITS, 4>(self.p_off.q.val().get_bits::<4>(16));
         self.page_addr_last.next = (bit_cast::<PAGE_ADDR_BITS, SLOT_BITS>(self.slot.q.val()) << 4)
             | bit_cast::<PAGE_ADDR_BITS, 4>(self.p_last.val().get_bits::<4>(16));
         self.pages.read_address.next = self.page_addr_first.val();
@@ -1373,7 +1402,7 @@ impl Logic for RxEngine {
         self.m_evt_slot.next = self.slot.q.val();
         self.m_evt_length.next = self.r_len.q.val();
         self.m_evt_received.next = self.r_received.q.val();
-        self.m_evt_incoming.next = self.p_msg_len.val();
+        self.m_evt_incoming.next = self.p_msg_len.q.val();
         if self.fields.incoming.val() < self.fields.message_length.val() {
             self.m_evt_incoming.next = self.fields.incoming.val().get_bits::<LEN_BITS>(0);
         }
@@ -1419,8 +1448,7 @@ impl Logic for RxEngine {
         self.m_watch_new.next = self.w_new.q.val() & self.w_pending.q.val();
 
         // ---- payload placement ----
-        self.offset_in_page.next =
-            bit_cast::<64, 16>(self.fields.payload_offset.val().get_bits::<16>(0));
+        self.offset_in_page.next = bit_cast::<64, 16>(self.p_off.q.val().get_bits::<16>(0));
         // Lanes of frame beat `beat` that hold payload, and which of them
         // are below the bpage boundary (to `page0`; the rest to `page1`).
         self.beat_wide.next = bit_cast::<10, 8>(self.beat.q.val());
@@ -1537,6 +1565,15 @@ impl Logic for RxEngine {
                 self.pump_data.d.next = false;
                 self.seen_last.d.next = false;
                 self.seen_recent.d.next = false;
+                self.last_match.d.next = self.last_key.q.val() == self.key_in.val();
+                for e in 0..ENDPOINTS {
+                    self.match_ep[e].d.next = (self.ep_port[e].val() != 0)
+                        & (self.ep_port[e].val() == self.fields_in.dport.val());
+                }
+                for r in 0..RECENT {
+                    self.recent_match[r].d.next = self.recent_valid[r].q.val()
+                        & (self.recent[r].q.val() == self.key_in.val());
+                }
                 self.state.d.next = self.st_head1.val();
                 if self.s_axis_tlast.val() {
                     // One beat: a control packet without a body (BUSY,
@@ -1549,7 +1586,9 @@ impl Logic for RxEngine {
             // Beat 1 completes the header window; a DATA frame's beat 1
             // (payload from lane 26) and the rest go to `pay`. (A one-beat
             // frame, a control packet, skips HEAD1: for it `seen_*` stay
-            // false, and neither matters.)
+            // false, and neither matters. The keys do not change between
+            // HEAD0 and here: only the header stage's own steps, between
+            // frames, write them.)
             self.seen_last.d.next = self.same_rpc.val();
             self.seen_recent.d.next = self.recent_hit.val();
             self.s_axis_tready.next = !self.is_data.val() | self.pay.s_ready.val();
@@ -1719,7 +1758,7 @@ impl Logic for RxEngine {
             if self.inserted.q.val() {
                 // A new message: an empty record; its bpages first.
                 self.fresh.d.next = true;
-                self.r_len.d.next = self.p_msg_len.val();
+                self.r_len.d.next = self.p_msg_len.q.val();
                 self.r_prefix.d.next = 0.into();
                 self.r_received.d.next = 0.into();
                 self.r_endpoint.d.next = self.endpoint.q.val();
@@ -1756,24 +1795,24 @@ impl Logic for RxEngine {
         } else if self.state.q.val() == self.st_classify.val() {
             // The packet against the record. Gap ranges are disjoint and
             // never adjacent, so at most one extends on each side.
-            self.k_len_differs.d.next = self.r_len.q.val() != self.p_msg_len.val();
-            self.k_at_prefix.d.next = self.p_off.val() == self.r_prefix.q.val();
-            self.k_covered.d.next = self.p_end.val() <= self.r_prefix.q.val();
-            self.k_overlap.d.next = self.p_off.val() < self.r_prefix.q.val();
+            self.k_len_differs.d.next = self.r_len.q.val() != self.p_msg_len.q.val();
+            self.k_at_prefix.d.next = self.p_off.q.val() == self.r_prefix.q.val();
+            self.k_covered.d.next = self.p_end.q.val() <= self.r_prefix.q.val();
+            self.k_overlap.d.next = self.p_off.q.val() < self.r_prefix.q.val();
             for k in 0..GAPS {
                 self.k_left[k].d.next =
-                    self.r_valid[k].q.val() & (self.r_end[k].q.val() == self.p_off.val());
+                    self.r_valid[k].q.val() & (self.r_end[k].q.val() == self.p_off.q.val());
                 self.k_right[k].d.next =
-                    self.r_valid[k].q.val() & (self.r_start[k].q.val() == self.p_end.val());
+                    self.r_valid[k].q.val() & (self.r_start[k].q.val() == self.p_end.q.val());
                 if self.r_valid[k].q.val()
-                    & (self.r_start[k].q.val() <= self.p_off.val())
-                    & (self.p_end.val() <= self.r_end[k].q.val())
+                    & (self.r_start[k].q.val() <= self.p_off.q.val())
+                    & (self.p_end.q.val() <= self.r_end[k].q.val())
                 {
                     self.k_covered.d.next = true;
                 }
                 if self.r_valid[k].q.val()
-                    & (self.p_off.val() < self.r_end[k].q.val())
-                    & (self.p_end.val() > self.r_start[k].q.val())
+                    & (self.p_off.q.val() < self.r_end[k].q.val())
+                    & (self.p_end.q.val() > self.r_start[k].q.val())
                 {
                     self.k_overlap.d.next = true;
                 }
@@ -1806,7 +1845,7 @@ impl Logic for RxEngine {
                 self.r_received.d.next = self.r_received.q.val()
                     + bit_cast::<LEN_BITS, 16>(self.fields.payload_len.val());
                 if self.k_at_prefix.q.val() {
-                    self.r_prefix.d.next = self.p_end.val();
+                    self.r_prefix.d.next = self.p_end.q.val();
                     if self.has_right.val() {
                         self.r_prefix.d.next = self.right_end.val();
                     }
@@ -1817,19 +1856,19 @@ impl Logic for RxEngine {
                             // Joined to what is on the packet's left.
                             self.r_valid[k].d.next = false;
                         } else {
-                            self.r_start[k].d.next = self.p_off.val();
+                            self.r_start[k].d.next = self.p_off.q.val();
                         }
                     }
                     if self.k_left[k].q.val() {
-                        self.r_end[k].d.next = self.p_end.val();
+                        self.r_end[k].d.next = self.p_end.q.val();
                         if self.has_right.val() {
                             self.r_end[k].d.next = self.right_end.val();
                         }
                     }
                     if self.isolated.val() & self.new_gap[k].val() {
                         self.r_valid[k].d.next = true;
-                        self.r_start[k].d.next = self.p_off.val();
-                        self.r_end[k].d.next = self.p_end.val();
+                        self.r_start[k].d.next = self.p_off.q.val();
+                        self.r_end[k].d.next = self.p_end.q.val();
                     }
                 }
             }
@@ -1862,9 +1901,9 @@ impl Logic for RxEngine {
                     - bit_cast::<64, 16>(self.payload_start.val())
                     - 65536;
                 self.job_bound.d.next = 0xffff.into();
-                if self.p_off.val().get_bits::<4>(16) != self.p_last.val().get_bits::<4>(16) {
-                    self.job_bound.d.next = self.payload_start.val()
-                        - self.fields.payload_offset.val().get_bits::<16>(0);
+                if self.p_off.q.val().get_bits::<4>(16) != self.p_last.val().get_bits::<4>(16) {
+                    self.job_bound.d.next =
+                        self.payload_start.val() - self.p_off.q.val().get_bits::<16>(0);
                 }
                 self.job_end.d.next = self.payload_start.val() + self.fields.payload_len.val();
             }
@@ -2175,6 +2214,10 @@ impl Logic for RxEngine {
         // another endpoint's; the next packet looks its RPC up again.
         if self.any_restart.val() {
             self.last_valid.d.next = false;
+            self.seen_last.d.next = false;
+            for e in 0..ENDPOINTS {
+                self.match_ep[e].d.next = false;
+            }
         }
         if self.reset.val() {
             self.state.d.next = self.st_head0.val();
