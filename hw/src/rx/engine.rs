@@ -565,6 +565,10 @@ pub struct RxEngine {
     /// port written in between unsets them all: that frame is dropped as
     /// for no endpoint.
     match_ep: [DFF<bool>; ENDPOINTS],
+    /// Endpoint e has a port (is open), a cycle after its CSR says so (as
+    /// if the write came a cycle later): kept out of the paths that read
+    /// it through the record's endpoint.
+    ep_open: [DFF<bool>; ENDPOINTS],
     any_ep: Signal<Local, bool>,
     pick_ep: Signal<Local, Bits<2>>,
     key: Signal<Local, Bits<KEY_BITS>>,
@@ -936,6 +940,7 @@ impl Default for RxEngine {
             duplicates_count: Default::default(),
             drop_bad_range_count: Default::default(),
             match_ep: Default::default(),
+            ep_open: Default::default(),
             any_ep: Default::default(),
             pick_ep: Default::default(),
             key: Default::default(),
@@ -1191,6 +1196,8 @@ impl Logic for RxEngine {
         // Which endpoint serves the frame's destination port (unrolled).
         for e in 0..ENDPOINTS {
             self.match_ep[e].clock.next = self.clock.val();
+            self.ep_open[e].clock.next = self.clock.val();
+            self.ep_open[e].d.next = self.ep_port[e].val() != 0;
             self.match_ep[e].d.next = self.match_ep[e].q.val();
         }
         self.any_ep.next = self.match_ep[0].q.val()
@@ -1222,7 +1229,7 @@ impl Logic for RxEngine {
         self.any_restart.next = false;
         for e in 0..ENDPOINTS {
             if self.read_endpoint.val().index() == e {
-                self.read_live.next = (self.ep_port[e].val() != 0)
+                self.read_live.next = self.ep_open[e].q.val()
                     & (self.ep_generation[e].val() == self.read_generation.val());
             }
             if self.endpoint.q.val().index() == e {
