@@ -585,7 +585,9 @@ pub struct RxEngine {
     ep_open: [DFF<bool>; ENDPOINTS],
     any_ep: Signal<Local, bool>,
     pick_ep: Signal<Local, Bits<2>>,
-    key: Signal<Local, Bits<KEY_BITS>>,
+    /// The frame's RPC key (peer IP, peer port, local port, local id =
+    /// sender_id ^ 1), taken with beat 0 in HEAD0 (`key_in`).
+    key: DFF<Bits<KEY_BITS>>,
     recent_hit: Signal<Local, bool>,
     /// Whether the frame in DECIDE is of the last RPC (`same_rpc`) or of a
     /// recent one (`recent_hit`), found a step at a time so that DECIDE's
@@ -1140,6 +1142,7 @@ impl Logic for RxEngine {
             p_off,
             p_end,
             p_msg_len,
+            key,
             last_match,
             is_data,
             seen_last,
@@ -1261,14 +1264,10 @@ impl Logic for RxEngine {
         self.m_bpage_return_endpoint.next = self.endpoint.q.val();
         self.m_bpage_return_index.next = bit_cast::<16, BPAGE_BITS>(self.pages.read_data.val());
 
-        // The RPC's key: peer IP, peer port, local port, local id.
-        self.key.next = (bit_cast::<128, 32>(self.fields.src_ip.val()) << 96)
-            | (bit_cast::<128, 16>(self.fields.sport.val()) << 80)
-            | (bit_cast::<128, 16>(self.fields.dport.val()) << 64)
-            | bit_cast::<128, 64>(self.fields.sender_id.val() ^ 1);
-        self.m_rpc_key.next = self.key.val();
+        self.m_rpc_key.next = self.key.q.val();
         self.m_rpc_op.next = self.op_insert.val();
         self.m_rpc_valid.next = false;
+        // The RPC's key: peer IP, peer port, local port, local id.
         self.fields_in.window.next = bit_cast::<1024, 512>(self.swap.swapped.val()) << 512;
         self.key_in.next = (bit_cast::<128, 32>(self.fields_in.src_ip.val()) << 96)
             | (bit_cast::<128, 16>(self.fields_in.sport.val()) << 80)
@@ -1277,7 +1276,7 @@ impl Logic for RxEngine {
         self.same_rpc.next = self.last_valid.q.val() & self.last_match.q.val();
         self.recent_hit.next = false;
         self.recent_push.next = false;
-        self.recent_push_key.next = self.key.val();
+        self.recent_push_key.next = self.key.q.val();
         for r in 0..RECENT {
             if self.recent_match[r].q.val() {
                 self.recent_hit.next = true;
@@ -1586,6 +1585,7 @@ impl Logic for RxEngine {
                 self.pump_data.d.next = false;
                 self.seen_last.d.next = false;
                 self.seen_recent.d.next = false;
+                self.key.d.next = self.key_in.val();
                 self.last_match.d.next = self.last_key.q.val() == self.key_in.val();
                 self.is_data.d.next = self.fields_in.packet_type.val() == self.type_data.val();
                 for e in 0..ENDPOINTS {
@@ -1943,7 +1943,7 @@ impl Logic for RxEngine {
                     self.state.d.next = self.st_wait_writer.val();
                 }
                 self.last_valid.d.next = true;
-                self.last_key.d.next = self.key.val();
+                self.last_key.d.next = self.key.q.val();
             }
         } else if self.state.q.val() == self.st_cpl_pages.val() {
             // Read list entry `cpl_index`; take entry `cpl_index - 1`.
