@@ -435,14 +435,15 @@ pub struct RxEngine {
     /// last beat and its lanes; the beat where `page1` starts and its lanes
     /// below that; the beat holds payload on both sides (`wr_split`: two
     /// writes), or some below it (`wr_bnd_low`: its first or only write goes
-    /// to `page0`); the frame has no payload at all (`wr_empty`).
+    /// to `page0`). A job that writes has at least one payload byte (DECIDE
+    /// drops an empty DATA as a bad range), so its last byte is at lane 26
+    /// of beat 1 or later.
     wr_last_beat: DFF<Bits<10>>,
     wr_last_mask: DFF<Bits<64>>,
     wr_bnd_beat: DFF<Bits<10>>,
     wr_bnd_mask: DFF<Bits<64>>,
     wr_split: DFF<bool>,
     wr_bnd_low: DFF<bool>,
-    wr_empty: DFF<bool>,
     /// At handoff: the job's last payload byte, its lanes, where its bpage
     /// boundary falls in the beat, and what of the boundary beat is payload.
     h_last: Signal<Local, Bits<16>>,
@@ -456,7 +457,6 @@ pub struct RxEngine {
     h_bnd_in: Signal<Local, bool>,
     h_from_below: Signal<Local, bool>,
     h_to_above: Signal<Local, bool>,
-    h_nonempty: Signal<Local, bool>,
     /// The writer finishes its job at this edge (or has none).
     wr_free: Signal<Local, bool>,
     /// Neither a job waiting nor one being written.
@@ -886,7 +886,6 @@ impl Default for RxEngine {
             wr_bnd_mask: Default::default(),
             wr_split: Default::default(),
             wr_bnd_low: Default::default(),
-            wr_empty: Default::default(),
             h_last: Default::default(),
             h_last_lane: Default::default(),
             h_last_shift: Default::default(),
@@ -896,7 +895,6 @@ impl Default for RxEngine {
             h_bnd_in: Default::default(),
             h_from_below: Default::default(),
             h_to_above: Default::default(),
-            h_nonempty: Default::default(),
             wr_free: Default::default(),
             wr_idle: Default::default(),
             is_data: Default::default(),
@@ -1116,7 +1114,6 @@ impl Logic for RxEngine {
             wr_bnd_mask,
             wr_split,
             wr_bnd_low,
-            wr_empty,
             endpoint,
             slot,
             inserted,
@@ -1498,7 +1495,6 @@ impl Logic for RxEngine {
         // the part below first, then (`second_half`) the rest.
         self.to_page0.next = !self.second_half.q.val()
             & !self.past_last.val()
-            & !self.wr_empty.q.val()
             & (self.before_bnd.val() | (self.at_bnd.val() & self.wr_bnd_low.q.val()));
         self.final_part.next =
             !(self.at_bnd.val() & self.wr_split.q.val() & !self.second_half.q.val());
@@ -2140,7 +2136,7 @@ impl Logic for RxEngine {
         // The waiting job's boundary beat (payload lanes [from, to) of it,
         // `from` 26 in beat 1, else 0; `to` its last lane + 1 in the last
         // beat, else 64): payload below the boundary lane (from < lane),
-        // above it (lane < to), any at all (from < to).
+        // above it (lane < to). (Never empty: from < to, see `wr_bnd_low`.)
         self.h_last.next = self.job_end.q.val() - 1;
         self.h_last_lane.next = self.h_last.val().get_bits::<6>(0);
         self.h_last_shift.next = !self.h_last_lane.val();
@@ -2157,10 +2153,6 @@ impl Logic for RxEngine {
         self.h_to_above.next = true;
         if self.h_bnd_last.val() {
             self.h_to_above.next = self.h_bnd_lane.val() <= self.h_last_lane.val();
-        }
-        self.h_nonempty.next = true;
-        if self.h_bnd_first.val() & self.h_bnd_last.val() {
-            self.h_nonempty.next = self.h_last_lane.val() >= self.first_lane.val();
         }
         self.wr_free.next = !self.wr_on.q.val();
         if self.wr_on.q.val() & self.wr_drop.q.val() {
@@ -2199,8 +2191,7 @@ impl Logic for RxEngine {
                     !(self.all_lanes.val() << bit_cast::<64, 6>(self.h_bnd_lane.val()));
                 self.wr_split.d.next =
                     self.h_bnd_in.val() & self.h_from_below.val() & self.h_to_above.val();
-                self.wr_bnd_low.d.next = self.h_from_below.val() & self.h_nonempty.val();
-                self.wr_empty.d.next = self.job_end.q.val() == self.payload_start.val();
+                self.wr_bnd_low.d.next = self.h_from_below.val();
                 self.beat.d.next = 1.into();
                 self.second_half.d.next = false;
                 self.job_valid.d.next = false;
