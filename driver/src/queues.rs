@@ -16,6 +16,12 @@ use crate::regs::EndpointBlock;
 use crate::ring::{CompletionRing, DescriptorRing, PhaseBit};
 use crate::Error;
 
+/// How long after its port is closed the card may still write for an
+/// endpoint: its write path (the core's DMA write FIFO, the PCIe requester's
+/// TLP in the making) holds a few KB, gone in about a microsecond at the
+/// link's rate. Ten times that, before the rings and buffers are unmapped.
+pub const CLOSE_DRAIN: std::time::Duration = std::time::Duration::from_micros(10);
+
 /// Largest ring size the endpoint registers take, as log2 of the entries
 /// (`regmap::endpoint::TX_RING_LOG2` and `CPL_RING_LOG2`: 0..=15).
 pub const MAX_RING_LOG2: u32 = 15;
@@ -129,9 +135,18 @@ impl EndpointQueues {
         self.completions.ring_doorbell(device.backend())
     }
 
-    /// Closes the endpoint on the card (port 0); the rings are freed after.
+    /// Closes the endpoint on the card (port 0), then waits out the DMA
+    /// writes the card may still have on their way to its memory; the rings
+    /// are freed after.
     pub fn close(self, device: &Device) -> Result<(), Error> {
-        self.block(device)?.set_port(0)
+        let block = self.block(device)?;
+        block.set_port(0)?;
+        // A read: its completion leaves behind every write the PCIe block
+        // has taken (no completion passes a posted write). Writes still
+        // on the card, issued before the port closed, get CLOSE_DRAIN.
+        block.port()?;
+        device.backend().sleep(CLOSE_DRAIN);
+        Ok(())
     }
 
     fn block<'d>(&self, device: &'d Device) -> Result<EndpointBlock<'d>, Error> {

@@ -36,9 +36,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use homa_hw::regmap;
 use homa_hw_sim::board::BoardConfig;
 use homa_hw_sim::card::Card;
+use homa_hw_sim::dma_link::LinkConfig;
 use homa_hw_sim::host_memory::PAGE_BYTES;
 pub use homa_hw_sim::network::{FrameEvent, SimNetwork};
-use homa_hw_sim::pcie::PcieConfig;
 use homa_hw_sim::HomaCore;
 
 use crate::backend::{check_csr_offset, Backend};
@@ -68,24 +68,25 @@ pub struct SimBackend {
 }
 
 impl SimBackend {
-    /// A card fresh out of reset, on a PCIe link of the default model (see
-    /// `PcieConfig`), its waveform kept only if the thread panics.
+    /// A card fresh out of reset, its DMA on the default link (see
+    /// `LinkConfig`: through the PCIe requester's RTL), its waveform kept
+    /// only if the thread panics.
     pub fn new() -> Self {
         let n = UNNAMED_CARDS.fetch_add(1, Ordering::Relaxed);
         let name = format!("driver-sim-{}-{n}", std::process::id());
-        Self::with_pcie(&name, PcieConfig::default())
+        Self::with_link(&name, LinkConfig::default())
     }
 
     /// A card whose waveform is kept in `target/vcd/<name>.vcd` only if the
     /// thread panics (a failing test).
     pub fn traced_on_failure(name: &str) -> Self {
-        Self::with_pcie(name, PcieConfig::default())
+        Self::with_link(name, LinkConfig::default())
     }
 
-    /// A card named `name` (its waveform's name) on a PCIe link modelled by `pcie`.
-    pub fn with_pcie(name: &str, pcie: PcieConfig) -> Self {
+    /// A card named `name` (its waveform's name), its DMA over `link`.
+    pub fn with_link(name: &str, link: LinkConfig) -> Self {
         SimBackend {
-            card: Arc::new(Mutex::new(Card::new(name, pcie))),
+            card: Arc::new(Mutex::new(Card::new(name, link))),
             network: None,
             iova: IovaSpace::new(SIM_IOVA_BASE, SIM_IOVA_END),
         }
@@ -97,7 +98,7 @@ impl SimBackend {
         SimBackend {
             card: Arc::new(Mutex::new(Card::with_board(
                 name,
-                PcieConfig::default(),
+                LinkConfig::default(),
                 board,
             ))),
             network: None,

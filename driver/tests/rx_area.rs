@@ -8,8 +8,8 @@ use homa_driver::{
     CompletionKind, CompletionStatus, Device, EndpointQueues, RxArea, SimBackend, TxDescriptor,
     TxOpcode,
 };
+use homa_hw_sim::dma_link::LinkConfig;
 use homa_hw_sim::network::SimNetwork;
-use homa_hw_sim::pcie::PcieConfig;
 
 const MACS: [[u8; 6]; 2] = [[2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]];
 const IPS: [u32; 2] = [0x0a00_0001, 0x0a00_0002];
@@ -20,7 +20,7 @@ fn a_request_lands_in_the_peers_rx_area_and_its_bpage_comes_back() {
     let network = Arc::new(Mutex::new(SimNetwork::new(
         "driver_rx_area",
         2,
-        PcieConfig::default(),
+        LinkConfig::default(),
     )));
     let devices: Vec<Device> = (0..2)
         .map(|i| {
@@ -105,7 +105,7 @@ fn bpages_free_counts_a_push_read_right_after_it() {
     let network = Arc::new(Mutex::new(SimNetwork::new(
         "driver_bpage_push_read",
         1,
-        PcieConfig::default(),
+        LinkConfig::default(),
     )));
     let device = Device::open(SimBackend::on_network(&network, 0)).unwrap();
     let block = device.endpoint(0).unwrap();

@@ -6,8 +6,11 @@
 //! - BAR: [`Card::csr_read`] and [`Card::csr_write`] drive the core's CSR port
 //!   and keep the rest of the card running while they do, as a BAR access on
 //!   PCIe would.
-//! - DMA: the core's read-request, read-response and write ports are served
-//!   by [`PcieModel`] over [`HostMemory`], with its latency and bandwidth. A
+//! - DMA: the core's read-request, read-response and write ports go to host
+//!   memory ([`HostMemory`]) over a link (`dma_link`): by default, as on a
+//!   board, through the RTL PCIe requester and a root-complex model at TLP
+//!   level; or served directly by the transaction-level `PcieModel`
+//!   ([`LinkConfig::Ideal`]), the yardstick. A
 //!   DMA *write* outside the regions the host mapped fails the simulation at
 //!   once (the IOMMU would have blocked it; on a real card it is a bug that
 //!   corrupts nothing, here it must be loud). A DMA *read* outside them is
@@ -55,8 +58,8 @@ use crate::axis::{frame_to_beats, Beat};
 use crate::board::{Board, BoardConfig, BoardEvent};
 use crate::cable::FRAMING_BYTES;
 use crate::csr::{self, CsrPort};
-use crate::host_memory::{DmaFault, ExpectOk, HostMemory, BEAT_BYTES};
-use crate::pcie::{lanes_to_words, words_to_lanes, PcieConfig, PcieModel, ReadBeat, ReadError};
+use crate::dma_link::{DmaLink, LinkConfig, LinkStats};
+use crate::host_memory::{DmaFault, HostMemory};
 use crate::{HomaCore, Sim};
 
 /// The MAC's line rate unless [`Card::set_mac_gbps`] changes it.
@@ -96,11 +99,8 @@ pub struct Card {
     cycle_base: u64,
     /// The board around the core, on a card made `with_board`.
     board: Option<Board>,
-    pcie: PcieModel,
-    /// The response beat on offer to the core, until it takes it.
-    rsp_on_offer: Option<(ReadBeat, bool)>,
-    /// Error beats owed for refused reads: (tag, last).
-    fault_beats: VecDeque<(u8, bool)>,
+    /// The DMA path to host memory.
+    link: DmaLink,
     /// Beats of the frame being transmitted.
     tx_partial: Vec<u8>,
     transmitted: Vec<TxFrame>,
@@ -123,14 +123,14 @@ pub struct Card {
 impl Card {
     /// A card whose core has been reset, with empty host memory; its
     /// waveform is kept in `target/vcd/<name>.vcd` only if the thread panics.
-    pub fn new(name: &str, pcie: PcieConfig) -> Card {
-        Self::build(name, true, pcie)
+    pub fn new(name: &str, link: impl Into<LinkConfig>) -> Card {
+        Self::build(name, true, link.into())
     }
 
     /// A card in a board: the core, and the board's register block, flash
     /// and configuration logic (`crate::board`), running the golden image.
-    pub fn with_board(name: &str, pcie: PcieConfig, board: BoardConfig) -> Card {
-        let mut card = Self::build(name, true, pcie);
+    pub fn with_board(name: &str, link: impl Into<LinkConfig>, board: BoardConfig) -> Card {
+        let mut card = Self::build(name, true, link.into());
         card.board = Some(Board::new(name, board));
         card
     }
@@ -138,8 +138,8 @@ impl Card {
     /// As [`Card::new`] without the waveform (unless `HOMA_VCD` asks for
     /// one): tracing every signal costs most of the simulation's time, so
     /// long runs (the demo, benchmarks) use this.
-    pub fn untraced(name: &str, pcie: PcieConfig) -> Card {
-        Self::build(name, false, pcie)
+    pub fn untraced(name: &str, link: impl Into<LinkConfig>) -> Card {
+        Self::build(name, false, link.into())
     }
 
     fn new_core(name: &str, traced: bool) -> Sim<HomaCore> {
@@ -159,16 +159,14 @@ impl Card {
         core
     }
 
-    fn build(name: &str, traced: bool, pcie: PcieConfig) -> Card {
+    fn build(name: &str, traced: bool, link: LinkConfig) -> Card {
         Card {
             core: Self::new_core(name, traced),
             name: name.to_string(),
             traced,
             cycle_base: 0,
             board: None,
-            pcie: PcieModel::new(pcie, HostMemory::new()),
-            rsp_on_offer: None,
-            fault_beats: VecDeque::new(),
+            link: DmaLink::new(link, HostMemory::new(), name, traced),
             tx_partial: Vec::new(),
             transmitted: Vec::new(),
             rx_beats: VecDeque::new(),
@@ -241,11 +239,7 @@ impl Card {
 
     /// Nothing in flight between the core and the rest of the card.
     fn core_quiet(&self) -> bool {
-        self.pcie.outstanding_reads() == 0
-            && self.rsp_on_offer.is_none()
-            && self.fault_beats.is_empty()
-            && self.rx_beats.is_empty()
-            && self.tx_partial.is_empty()
+        self.link.quiet() && self.rx_beats.is_empty() && self.tx_partial.is_empty()
     }
 
     fn board_event(&mut self, event: Option<BoardEvent>) {
@@ -254,11 +248,9 @@ impl Card {
                 // A new design: the core out of reset, the link empty.
                 self.cycle_base += self.core.cycle();
                 let boots = self.board.as_ref().map_or(0, |b| b.boots);
-                self.core = Self::new_core(&format!("{}-boot{boots}", self.name), self.traced);
-                let memory = std::mem::take(self.pcie.memory_mut());
-                self.pcie = PcieModel::new(self.pcie.config().clone(), memory);
-                self.rsp_on_offer = None;
-                self.fault_beats.clear();
+                let name = format!("{}-boot{boots}", self.name);
+                self.core = Self::new_core(&name, self.traced);
+                self.link.restart(&name, self.traced);
                 self.tx_partial.clear();
                 self.rx_beats.clear();
             }
@@ -267,19 +259,25 @@ impl Card {
     }
 
     pub fn memory(&self) -> &HostMemory {
-        self.pcie.memory()
+        self.link.memory()
     }
 
     pub fn memory_mut(&mut self) -> &mut HostMemory {
-        self.pcie.memory_mut()
+        self.link.memory_mut()
     }
 
-    pub fn pcie(&self) -> &PcieModel {
-        &self.pcie
+    /// What the DMA link carried.
+    pub fn link_stats(&self) -> LinkStats {
+        self.link.stats()
     }
 
-    pub fn stats(&self) -> &CardStats {
-        &self.stats
+    pub fn stats(&self) -> CardStats {
+        let link = self.link.stats();
+        CardStats {
+            dma_read_faults: link.read_faults,
+            dma_write_faults: link.write_faults,
+            ..self.stats.clone()
+        }
     }
 
     /// Sets the MAC's line rate (0: no limit, a beat every cycle).
@@ -360,7 +358,16 @@ impl Card {
                 self.cycle()
             );
         }
-        csr::read(self, addr).unwrap_or_else(|e| panic!("{e}"))
+        let value = csr::read(self, addr).unwrap_or_else(|e| panic!("{e}"));
+        // The read's completion travels behind the card's posted writes
+        // (PCIe ordering): the host sees the value only once they are in its
+        // memory.
+        if let Some(visible) = self.link.writes_visible_at() {
+            while self.core.cycle() < visible {
+                self.step();
+            }
+        }
+        value
     }
 
     /// The board, if the card has one and `addr` is its (address bit 23).
@@ -416,78 +423,6 @@ impl Card {
         let c = &mut self.core;
         c.set_timer_tick(std::mem::take(&mut self.timer_tick));
 
-        // DMA write port: a beat on offer is written now or back-pressured.
-        let wr_ready = if c.m_dma_wr_valid() {
-            let data = words_to_lanes(&c.m_dma_wr_data());
-            let written = self.pcie.write_beat(
-                now,
-                c.m_dma_wr_addr(),
-                &data,
-                c.m_dma_wr_strb(),
-                c.m_dma_wr_last(),
-            );
-            match (written, &mut self.dma_faults) {
-                (Err(fault), Some(kept)) => {
-                    self.stats.dma_write_faults += 1;
-                    kept.push(fault);
-                    true
-                }
-                (written, _) => written.expect_ok(),
-            }
-        } else {
-            false
-        };
-        c.set_m_dma_wr_ready(wr_ready);
-
-        // DMA read requests.
-        let req_ready = if c.m_dma_rd_req_valid() {
-            let (addr, len, tag) = (
-                c.m_dma_rd_req_addr(),
-                c.m_dma_rd_req_len() as u32,
-                c.m_dma_rd_req_tag(),
-            );
-            match self.pcie.request_read(now, addr, len, tag) {
-                Ok(accepted) => accepted,
-                Err(ReadError::Fault(fault)) => {
-                    tracing::debug!("DMA read refused: {fault}");
-                    self.stats.dma_read_faults += 1;
-                    let beats = (len as usize).div_ceil(BEAT_BYTES).max(1);
-                    self.fault_beats
-                        .extend((0..beats).map(|i| (tag, i + 1 == beats)));
-                    true
-                }
-                Err(e) => panic!("simulation failed: {e}"),
-            }
-        } else {
-            false
-        };
-        c.set_m_dma_rd_req_ready(req_ready);
-
-        // DMA read responses: one beat on offer until the core takes it.
-        if self.rsp_on_offer.is_none() {
-            self.rsp_on_offer = match self.fault_beats.pop_front() {
-                Some((tag, last)) => Some((
-                    ReadBeat {
-                        tag,
-                        data: [0; BEAT_BYTES],
-                        last,
-                    },
-                    true,
-                )),
-                None => self.pcie.next_read_beat(now).map(|b| (b, false)),
-            };
-        }
-        match &self.rsp_on_offer {
-            Some((beat, error)) => {
-                c.set_s_dma_rd_rsp_valid(true);
-                c.set_s_dma_rd_rsp_data(&lanes_to_words(&beat.data));
-                c.set_s_dma_rd_rsp_tag(beat.tag);
-                c.set_s_dma_rd_rsp_last(beat.last);
-                c.set_s_dma_rd_rsp_error(*error);
-            }
-            None => c.set_s_dma_rd_rsp_valid(false),
-        }
-
         // RX port: the next queued beat, if any.
         match self.rx_beats.front() {
             Some(b) => {
@@ -517,9 +452,11 @@ impl Card {
         }
         c.set_m_axis_tx_tready(tx_ready);
 
-        // Settle, then count the handshakes of this edge.
+        // DMA last (its link may settle the core with it), then count the
+        // handshakes of this edge.
+        self.link.present(c, now, &mut self.dma_faults);
         c.eval();
-        let rsp_taken = self.rsp_on_offer.is_some() && c.s_dma_rd_rsp_ready();
+        self.link.settled(c, now, &mut self.dma_faults);
         let rx_taken = !self.rx_beats.is_empty() && c.s_axis_rx_tready();
         let tx_beat = (c.m_axis_tx_tvalid() && c.m_axis_tx_tready()).then(|| {
             (
@@ -532,10 +469,8 @@ impl Card {
             )
         });
         c.tick();
+        self.link.tick();
 
-        if rsp_taken {
-            self.rsp_on_offer = None;
-        }
         if rx_taken {
             let b = self.rx_beats.pop_front().unwrap();
             if b.last {

@@ -26,6 +26,7 @@ pub mod board;
 pub mod cable;
 pub mod card;
 pub mod csr;
+pub mod dma_link;
 pub mod flash_chip;
 pub mod host_memory;
 pub mod network;

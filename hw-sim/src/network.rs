@@ -63,7 +63,7 @@ use homa_wire::pcap::{FrameWriter, PcapError};
 
 use crate::cable::{Cable, CableFaults, FaultCounts, FRAMING_BYTES};
 use crate::card::Card;
-use crate::pcie::PcieConfig;
+use crate::dma_link::LinkConfig;
 use crate::udp_wire::{UdpWire, UdpWireStats};
 use crate::CLOCK_PERIOD_PS;
 
@@ -151,12 +151,12 @@ pub struct SimNetwork {
 impl SimNetwork {
     /// `count` fresh cards (named `<name>-<i>` for their waveforms, kept
     /// only if the thread panics) on links of the default rate and delay,
-    /// each with a PCIe link modelled by `pcie`.
-    pub fn new(name: &str, count: usize, pcie: PcieConfig) -> SimNetwork {
+    /// each with its DMA over `link` (`LinkConfig::default()`: the TLP link).
+    pub fn new(name: &str, count: usize, link: LinkConfig) -> SimNetwork {
         Self::with_links(
             name,
             count,
-            pcie,
+            link,
             DEFAULT_LINK_GBPS,
             DEFAULT_LINK_DELAY_CYCLES,
         )
@@ -164,11 +164,11 @@ impl SimNetwork {
 
     /// As [`SimNetwork::new`] with cards that keep no waveform
     /// ([`Card::untraced`]): several times faster, for long runs.
-    pub fn untraced(name: &str, count: usize, pcie: PcieConfig) -> SimNetwork {
+    pub fn untraced(name: &str, count: usize, link: LinkConfig) -> SimNetwork {
         Self::build(
             name,
             count,
-            pcie,
+            link,
             DEFAULT_LINK_GBPS,
             DEFAULT_LINK_DELAY_CYCLES,
             false,
@@ -179,17 +179,17 @@ impl SimNetwork {
     pub fn with_links(
         name: &str,
         count: usize,
-        pcie: PcieConfig,
+        link: LinkConfig,
         link_gbps: u64,
         delay_cycles: u64,
     ) -> SimNetwork {
-        Self::build(name, count, pcie, link_gbps, delay_cycles, true)
+        Self::build(name, count, link, link_gbps, delay_cycles, true)
     }
 
     fn build(
         name: &str,
         count: usize,
-        pcie: PcieConfig,
+        link: LinkConfig,
         link_gbps: u64,
         delay_cycles: u64,
         traced: bool,
@@ -199,9 +199,9 @@ impl SimNetwork {
             .map(|i| {
                 let name = format!("{name}-{i}");
                 let card = if traced {
-                    Card::new(&name, pcie.clone())
+                    Card::new(&name, link.clone())
                 } else {
-                    Card::untraced(&name, pcie.clone())
+                    Card::untraced(&name, link.clone())
                 };
                 Arc::new(Mutex::new(card))
             })
@@ -232,9 +232,9 @@ impl SimNetwork {
 
     /// One card (without waveform, [`Card::untraced`]) named `name`, its
     /// Ethernet port on `wire` instead of a cable.
-    pub fn on_udp_wire(name: &str, wire: UdpWire, pcie: PcieConfig) -> SimNetwork {
+    pub fn on_udp_wire(name: &str, wire: UdpWire, link: LinkConfig) -> SimNetwork {
         SimNetwork {
-            cards: vec![Arc::new(Mutex::new(Card::untraced(name, pcie)))],
+            cards: vec![Arc::new(Mutex::new(Card::untraced(name, link)))],
             links: Links::Udp(wire),
             capture: None,
             capture_error: None,
@@ -250,8 +250,8 @@ impl SimNetwork {
     /// One card (without waveform) whose port is cabled to itself (default
     /// rate and delay): what it sends, it receives. One card can then be
     /// both client and server, and busy in both directions (benchmarks).
-    pub fn loopback(name: &str, pcie: PcieConfig) -> SimNetwork {
-        let mut network = Self::untraced(name, 1, pcie);
+    pub fn loopback(name: &str, link: LinkConfig) -> SimNetwork {
+        let mut network = Self::untraced(name, 1, link);
         network.links = Links::Loopback(Cable::new(DEFAULT_LINK_GBPS, DEFAULT_LINK_DELAY_CYCLES));
         network
     }
@@ -260,10 +260,10 @@ impl SimNetwork {
     pub fn on_fabric(
         name: &str,
         count: usize,
-        pcie: PcieConfig,
+        link: LinkConfig,
         fabric: Box<dyn Fabric>,
     ) -> SimNetwork {
-        let mut network = Self::untraced(name, count, pcie);
+        let mut network = Self::untraced(name, count, link);
         network.links = Links::External(fabric);
         network
     }

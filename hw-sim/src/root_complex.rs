@@ -363,15 +363,25 @@ impl RootComplex {
         let req_type = get(&desc, 75, 4) as u8;
         let tag = get(&desc, 96, 8) as u8;
         let (fbe, lbe) = (self.rx_first_be, self.rx_last_be);
-        // Bytes [start, end) the request covers.
-        let start = addr + u64::from(if fbe == 0 { 0 } else { fbe.trailing_zeros() });
+        // Bytes [start, end) the request covers. A bad descriptor can put a
+        // request at the top of the address space: the sums wrap there (the
+        // 4 KB check and the IOMMU then refuse it) instead of overflowing.
+        let start = addr.wrapping_add(u64::from(if fbe == 0 { 0 } else { fbe.trailing_zeros() }));
         let end = if dwords == 1 {
-            addr + u64::from(if fbe == 0 { 1 } else { 8 - fbe.leading_zeros() })
+            addr.wrapping_add(u64::from(if fbe == 0 {
+                1
+            } else {
+                8 - fbe.leading_zeros()
+            }))
         } else {
-            addr + 4 * u64::from(dwords) - 4
-                + u64::from(if lbe == 0 { 1 } else { 8 - lbe.leading_zeros() })
+            addr.wrapping_add(4 * u64::from(dwords) - 4)
+                .wrapping_add(u64::from(if lbe == 0 {
+                    1
+                } else {
+                    8 - lbe.leading_zeros()
+                }))
         };
-        if addr / 4096 != (addr + 4 * u64::from(dwords) - 1) / 4096 {
+        if addr / 4096 != addr.wrapping_add(4 * u64::from(dwords) - 1) / 4096 {
             return Err(RqError::Crosses4k {
                 addr,
                 dwords,
@@ -402,8 +412,11 @@ impl RootComplex {
                     .flat_map(|w| w.to_le_bytes())
                     .collect();
                 let lead = (start - addr) as usize;
-                let bytes = bytes[lead..lead + (end - start) as usize].to_vec();
-                if let Err(mut fault) = self.memory.check(DmaDir::Write, start, end - start) {
+                let bytes = bytes[lead..lead + end.wrapping_sub(start) as usize].to_vec();
+                if let Err(mut fault) =
+                    self.memory
+                        .check(DmaDir::Write, start, end.wrapping_sub(start))
+                {
                     fault.cycle = Some(now);
                     return Err(fault.into());
                 }
@@ -422,7 +435,7 @@ impl RootComplex {
                         cycle: now,
                     });
                 }
-                let len = (end - start) as u32;
+                let len = end.wrapping_sub(start) as u32;
                 if len > self.max_read_bytes {
                     return Err(RqError::TooLong {
                         addr,
@@ -513,11 +526,12 @@ impl RootComplex {
         let chunks =
             self.draw() % u64::from(self.config.max_completion_bytes / self.config.rcb_bytes) + 1;
         let read = self.reads.get_mut(&id).unwrap();
-        let first = read.addr + u64::from(read.sent);
-        let end = read.addr + u64::from(read.len);
+        // A refused read may wrap past the top of the address space.
+        let first = read.addr.wrapping_add(u64::from(read.sent));
+        let end = read.addr.wrapping_add(u64::from(read.len));
         let mut words = [0u32; BEAT_WORDS];
         let mut payload: Vec<u32> = Vec::new();
-        let remaining = (end - first) as u32;
+        let remaining = read.len - read.sent;
         let (n, status, error_code) = if read.refused {
             (remaining, 1u64, 0b0010u64)
         } else {
@@ -566,6 +580,17 @@ impl RootComplex {
             });
         }
         self.stats.completions += 1;
+    }
+
+    /// The cycle by which every write taken so far is in host memory, if one
+    /// is not yet: what a completion leaving the card now waits for, since
+    /// PCIe lets no completion pass a posted write.
+    pub fn writes_visible_at(&self) -> Option<u64> {
+        self.to_memory
+            .iter()
+            .rev()
+            .find(|(_, a)| matches!(a, Access::Write { .. }))
+            .map(|(t, _)| *t)
     }
 
     /// Nothing in flight: every write visible, every read completed.

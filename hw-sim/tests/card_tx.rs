@@ -12,6 +12,8 @@ use homa_hw::regmap::{endpoint, grant};
 use homa_hw::tx::engine::{DESC_BATCH, MAX_MESSAGE_BYTES, MAX_SEGMENT_BYTES};
 use homa_hw::tx::peer_state::{peer_index, UNKNOWN_PEER_LEVEL};
 use homa_hw_sim::card::Card;
+use homa_hw_sim::dma_link::{LinkConfig, TlpConfig};
+use homa_hw_sim::pcie::PcieConfig;
 use homa_wire::{Body, Frame};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -30,9 +32,13 @@ const UNSCHED_BYTES: u32 = grant::UNSCHED_BYTES_DEFAULT;
 /// than most tests of sending look. Tests of the timers
 /// set them themselves (`fast_timers`, `release_soon`).
 fn card(name: &str, endpoints: usize) -> Card {
+    card_on(name, endpoints, LinkConfig::default())
+}
+
+fn card_on(name: &str, endpoints: usize, link: LinkConfig) -> Card {
     use homa_hw::regmap::timer;
     let ports: Vec<u16> = (0..endpoints).map(|e| 1000 + e as u16).collect();
-    let mut card = TestHost::new(name, LOCAL_MAC, LOCAL_IP, &ports).card;
+    let mut card = TestHost::with_link(name, LOCAL_MAC, LOCAL_IP, &ports, link).card;
     card.csr_write(timer::BASE + timer::TICK_NS, 100_000);
     card.csr_write(timer::BASE + timer::TIMEOUT_TICKS, 20);
     card
@@ -92,7 +98,21 @@ fn post(card: &mut Card, index: u32, msg: &Message) {
     );
 }
 
-fn completions(card: &Card, e: usize, n: u32) -> Vec<[u8; ENTRY_BYTES]> {
+/// The completion ring's slots for entries 0..n (slot `i` mod the ring's
+/// size), once entry n-1 is in host memory: CPL_PRODUCER counts entries
+/// whose writes have left the core, and a write takes a while to land (the
+/// TLP link); the host, like this, polls the entry's phase bit.
+fn completions(card: &mut Card, e: usize, n: u32) -> Vec<[u8; ENTRY_BYTES]> {
+    let last = n - 1;
+    let slot = u64::from(last & ((1 << RING_LOG2) - 1));
+    let phase = u64::from(1 - ((last >> RING_LOG2) & 1));
+    let landed = card.run_until(10_000, |c| {
+        let mut entry = [0u8; ENTRY_BYTES];
+        c.memory()
+            .read(cpl_ring(e) + slot * ENTRY_BYTES as u64, &mut entry);
+        host_abi::get(&entry, completion::PHASE) == phase
+    });
+    assert!(landed, "completion {last} of endpoint {e} never landed");
     (0..n)
         .map(|i| {
             let mut c = [0u8; ENTRY_BYTES];
@@ -216,6 +236,27 @@ fn messages_of_every_size_leave_as_data_frames_and_complete() {
 }
 
 #[test]
+fn messages_of_every_size_survive_a_harsh_pcie_link() {
+    // Payload reads split into 128-byte completions, reordered across tags
+    // by up to 400 ns, 16 reads outstanding at most, RQ stalled 10% of the
+    // time: the same frames, byte for byte.
+    every_size(card_on(
+        "card_tx_sizes_harsh_link",
+        1,
+        TlpConfig::harsh(11).into(),
+    ));
+}
+
+#[test]
+fn messages_of_every_size_leave_over_the_ideal_link_too() {
+    every_size(card_on(
+        "card_tx_sizes_ideal_link",
+        1,
+        PcieConfig::default().into(),
+    ));
+}
+
+#[test]
 fn messages_of_every_size_survive_a_mac_that_stalls() {
     let mut card = card("card_tx_sizes_stalls", 1);
     card.set_tx_backpressure(300, 7);
@@ -282,7 +323,7 @@ fn every_size(mut card: Card) {
     // Completions: one per descriptor (in the order the messages finished,
     // shortest first within a batch), phase 1 on the first pass and 0 on
     // the second.
-    let cpls = completions(&card, 0, messages.len() as u32);
+    let cpls = completions(&mut card, 0, messages.len() as u32);
     for (i, c) in cpls.iter().enumerate().rev().take(1 << RING_LOG2) {
         let id = host_abi::get(c, completion::RPC_ID);
         let m = messages
@@ -328,7 +369,7 @@ fn bad_descriptors_complete_with_an_error_and_the_card_goes_on() {
     assert!(card.run_until(200_000, |c| c
         .csr_read(endpoint::base(0) + endpoint::CPL_PRODUCER)
         == 6));
-    let cpls = completions(&card, 0, 6);
+    let cpls = completions(&mut card, 0, 6);
     // Statuses in message order (completions come as messages finish).
     let status: Vec<u64> = msgs
         .iter()
@@ -413,7 +454,7 @@ fn endpoints_are_served_round_robin_with_their_own_rings() {
     // Each endpoint's own messages in its own ring (in the order they
     // were released, which is not the order they were sent).
     for e in 0..endpoint::COUNT {
-        let mut ids: Vec<u64> = completions(&card, e, per_endpoint as u32)
+        let mut ids: Vec<u64> = completions(&mut card, e, per_endpoint as u32)
             .iter()
             .map(|c| host_abi::get(c, completion::RPC_ID))
             .collect();
@@ -441,7 +482,7 @@ fn a_completion_ring_that_is_full_holds_the_card_back() {
     assert!(card.run_until(500_000, |c| c
         .csr_read(endpoint::base(0) + endpoint::CPL_PRODUCER)
         == n));
-    let entry0 = completions(&card, 0, 1)[0];
+    let entry0 = completions(&mut card, 0, 1)[0];
     // The ring is full (the host consumed nothing): a new descriptor is sent
     // but its completion waits.
     let extra = random_message(&mut rng, 0, 20, 64);
@@ -450,7 +491,7 @@ fn a_completion_ring_that_is_full_holds_the_card_back() {
     card.run(100_000);
     assert_eq!(card.csr_read(endpoint::base(0) + endpoint::CPL_PRODUCER), n);
     assert_eq!(
-        completions(&card, 0, 1)[0],
+        completions(&mut card, 0, 1)[0],
         entry0,
         "entry 0 not overwritten"
     );
@@ -459,7 +500,7 @@ fn a_completion_ring_that_is_full_holds_the_card_back() {
     assert!(card.run_until(100_000, |c| c
         .csr_read(endpoint::base(0) + endpoint::CPL_PRODUCER)
         == n + 1));
-    let c = completions(&card, 0, 1)[0];
+    let c = completions(&mut card, 0, n + 1)[0];
     assert_eq!(host_abi::get(&c, completion::RPC_ID), extra.rpc_id);
     assert_eq!(host_abi::get(&c, completion::PHASE), 0);
 }
@@ -553,7 +594,7 @@ fn a_long_message_sends_its_unscheduled_bytes_then_only_what_is_granted() {
     assert_eq!(sent.last().map(|f| f.0 as usize + f.1), Some(len));
     card.receive(&ack_frame(&msg));
     assert!(card.run_until(10_000, |c| cpl_producer(c) == 1));
-    let cpl = completions(&card, 0, 1)[0];
+    let cpl = completions(&mut card, 0, 1)[0];
     assert_eq!(host_abi::get(&cpl, completion::COOKIE), msg.cookie);
     assert_eq!(host_abi::get(&cpl, completion::STATUS), 0);
     use homa_hw::regmap::rx_counters;
@@ -812,7 +853,7 @@ fn a_resend_gets_the_range_again_and_an_ack_releases_the_message() {
     // The ACK: the completion, OK; a RESEND after it finds nothing.
     card.receive(&ack_frame(&msg));
     assert!(card.run_until(10_000, |c| cpl_producer(c) == 1));
-    let cpl = completions(&card, 0, 1)[0];
+    let cpl = completions(&mut card, 0, 1)[0];
     assert_eq!(host_abi::get(&cpl, completion::COOKIE), msg.cookie);
     assert_eq!(host_abi::get(&cpl, completion::STATUS), 0);
     // (It is answered RPC_UNKNOWN: the card has no trace of the RPC.)
@@ -869,7 +910,7 @@ fn a_request_whose_server_stays_silent_is_asked_for_its_response_then_times_out(
     post(&mut card, 0, &msg);
     card.csr_write(endpoint::base(0) + endpoint::TX_PRODUCER, 1);
     assert!(card.run_until(400_000, |c| cpl_producer(c) == 1));
-    let cpl = completions(&card, 0, 1)[0];
+    let cpl = completions(&mut card, 0, 1)[0];
     assert_eq!(
         host_abi::get(&cpl, completion::STATUS),
         completion::status::TIMEOUT as u64
@@ -941,7 +982,7 @@ fn a_response_whose_client_stays_silent_is_asked_for_its_ack() {
     // The client's ACK lets it go at once, OK.
     card.receive(&ack_frame(&msg));
     assert!(card.run_until(10_000, |c| cpl_producer(c) == 1));
-    let cpl = completions(&card, 0, 1)[0];
+    let cpl = completions(&mut card, 0, 1)[0];
     assert_eq!(host_abi::get(&cpl, completion::STATUS), 0);
     assert!(counter(&mut card, rx_counters::NEED_ACKS_SENT) >= 1);
     assert_eq!(counter(&mut card, rx_counters::LINGERS_EXPIRED), 0);

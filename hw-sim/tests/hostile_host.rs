@@ -45,12 +45,19 @@ fn producer(card: &mut Card, e: usize) -> u32 {
 }
 
 /// Completion entry `i` of endpoint `e`.
-fn completion_at(card: &Card, e: usize, i: u32) -> [u8; ENTRY_BYTES] {
+/// Completion `i` of endpoint `e`, once it is in host memory (its phase bit
+/// shows it: CPL_PRODUCER runs ahead of writes still on their way).
+fn completion_at(card: &mut Card, e: usize, i: u32) -> [u8; ENTRY_BYTES] {
+    let phase = u64::from(1 - (i / RING & 1));
     let mut c = [0u8; ENTRY_BYTES];
-    card.memory().read(
-        cpl_ring(e) + (i & (RING - 1)) as u64 * ENTRY_BYTES as u64,
-        &mut c,
-    );
+    let landed = card.run_until(10_000, |card| {
+        card.memory().read(
+            cpl_ring(e) + (i & (RING - 1)) as u64 * ENTRY_BYTES as u64,
+            &mut c,
+        );
+        host_abi::get(&c, completion::PHASE) == phase
+    });
+    assert!(landed, "completion {i} of endpoint {e} never landed");
     c
 }
 

@@ -120,10 +120,10 @@ fn ethernet_padding_after_a_data_packet_is_not_written() {
     let mut h = host("rx_hostile_padding");
     let mut f = data(10, (1..=10).collect());
     f.resize(400, 0xee);
-    let before = h.card.pcie().stats().bytes_written;
+    let before = h.card.link_stats().bytes_written;
     let cpls = deliver(&mut h, &[f], 3_000);
     assert_eq!(cpls.len(), 1, "the message completes");
-    let written = h.card.pcie().stats().bytes_written - before;
+    let written = h.card.link_stats().bytes_written - before;
     // The payload and one 64-byte completion entry.
     assert_eq!(written, 10 + 64, "bytes written to host memory");
     let got = h.received(0, &cpls[0]);

@@ -4,7 +4,7 @@
 
 use homa_hw::host_abi::ENTRY_BYTES;
 use homa_hw_sim::card::Card;
-use homa_hw_sim::pcie::PcieConfig;
+use homa_hw_sim::dma_link::LinkConfig;
 use homa_hw_sim::plain_host::{EndpointSetup, HostLayout, PlainHost};
 
 pub use homa_hw_sim::plain_host::Send;
@@ -54,7 +54,18 @@ impl TestHost {
     /// A card with its interface set and endpoints `0..ports.len()` open on
     /// `ports`, each with its rings and `BPAGES` bpages.
     pub fn new(name: &str, mac: [u8; 6], ip: u32, ports: &[u16]) -> TestHost {
-        let mut card = Card::new(name, PcieConfig::default());
+        Self::with_link(name, mac, ip, ports, LinkConfig::default())
+    }
+
+    /// As [`TestHost::new`], the card's DMA over `link`.
+    pub fn with_link(
+        name: &str,
+        mac: [u8; 6],
+        ip: u32,
+        ports: &[u16],
+        link: LinkConfig,
+    ) -> TestHost {
+        let mut card = Card::new(name, link);
         let endpoints: Vec<EndpointSetup> = ports
             .iter()
             .map(|&port| EndpointSetup {
