@@ -64,8 +64,11 @@ use rust_hdl::prelude::*;
 pub const REQS: usize = 16;
 /// PCIe tags in use at most, 0..TAGS.
 pub const TAGS: usize = 32;
-/// Buffer lines (64 bytes each): 16 KiB, two banks of 128.
-pub const LINES: usize = 256;
+/// Buffer lines (64 bytes each): 32 KiB, two banks of 256. Enough for seven
+/// 4 KB reads at once, more than the link's bandwidth-delay product (12.5
+/// GB/s over an 800 ns round trip is 10 KB, plus each read's delivery):
+/// with 16 KiB (three 4 KB reads) reads reached 52-66% of the link.
+pub const LINES: usize = 512;
 /// Lines the longest request needs: 4096 bytes not aligned to 64.
 pub const MAX_REQ_LINES: u64 = 65;
 
@@ -110,12 +113,12 @@ pub struct RqReader {
     pub rc_errors: Signal<Out, Bits<32>>,
     pub tlps: Signal<Out, Bits<32>>,
 
-    bank0: RAM<Bits<512>, 7>,
-    bank1: RAM<Bits<512>, 7>,
+    bank0: RAM<Bits<512>, 8>,
+    bank1: RAM<Bits<512>, 8>,
     // ---- request entries ----
-    /// {core tag [92:85], first buffer line [84:77], length [76:64],
+    /// {core tag [93:86], first buffer line [85:77], length [76:64],
     /// address [63:0]}.
-    e_req: [DFF<Bits<93>>; REQS],
+    e_req: [DFF<Bits<94>>; REQS],
     /// TLPs sent and not completed; all TLPs sent; a completion failed.
     e_count: [DFF<Bits<7>>; REQS],
     e_issued: [DFF<bool>; REQS],
@@ -125,10 +128,10 @@ pub struct RqReader {
     qw: DFF<Bits<5>>,
     qi: DFF<Bits<5>>,
     qr: DFF<Bits<5>>,
-    /// Buffer pointers (9 bits: one wrap bit): next line allocated, oldest
+    /// Buffer pointers (10 bits: one wrap bit): next line allocated, oldest
     /// line held.
-    bw: DFF<Bits<9>>,
-    br: DFF<Bits<9>>,
+    bw: DFF<Bits<10>>,
+    br: DFF<Bits<10>>,
     // ---- SPLIT ----
     sp_active: DFF<bool>,
     sp_idx: DFF<Bits<4>>,
@@ -136,14 +139,14 @@ pub struct RqReader {
     sp_rem: DFF<Bits<13>>,
     /// Offset of `sp_cur` from the request's base (address rounded to 64).
     sp_off: DFF<Bits<13>>,
-    sp_line0: DFF<Bits<8>>,
+    sp_line0: DFF<Bits<9>>,
     next_tag: DFF<Bits<5>>,
     busy: DFF<Bits<32>>,
-    /// Per tag: {low 12 address bits of its first byte [23:12], buffer line
-    /// of that byte [11:4], request entry [3:0]}. Read with the RC beat's
+    /// Per tag: {low 12 address bits of its first byte [24:13], buffer line
+    /// of that byte [12:4], request entry [3:0]}. Read with the RC beat's
     /// tag as it arrives, so the record is there when the registered beat
     /// is (a tag is reused only after its last completion).
-    tag_ram: RAM<Bits<24>, 5>,
+    tag_ram: RAM<Bits<25>, 5>,
     o_valid: DFF<bool>,
     o_desc: DFF<Bits<128>>,
     o_fbe: DFF<Bits<4>>,
@@ -158,7 +161,7 @@ pub struct RqReader {
     /// The completion being received: rotation in bytes, the next line,
     /// Dword count, last completion of its TLP, failed, entry, tag.
     k_rb: DFF<Bits<6>>,
-    k_line: DFF<Bits<8>>,
+    k_line: DFF<Bits<9>>,
     k_dw: DFF<Bits<11>>,
     k_done: DFF<bool>,
     k_err: DFF<bool>,
@@ -170,7 +173,7 @@ pub struct RqReader {
     d_active: DFF<bool>,
     d_k: DFF<Bits<7>>,
     d_beats: DFF<Bits<7>>,
-    d_line: DFF<Bits<8>>,
+    d_line: DFF<Bits<9>>,
     d_shift: DFF<Bits<6>>,
     d_tag: DFF<Bits<8>>,
     d_err: DFF<bool>,
@@ -185,8 +188,8 @@ pub struct RqReader {
     c_err: DFF<bool>,
     c_last: DFF<bool>,
     c_lines: DFF<Bits<7>>,
-    c_addr0: DFF<Bits<7>>,
-    c_addr1: DFF<Bits<7>>,
+    c_addr0: DFF<Bits<8>>,
+    c_addr1: DFF<Bits<8>>,
     r_valid: DFF<bool>,
     r_data: DFF<Bits<512>>,
     r_tag: DFF<Bits<8>>,
@@ -194,24 +197,24 @@ pub struct RqReader {
     r_err: DFF<bool>,
 
     // Locals: entry mux trees (by qi: ta*; by qr: tb*).
-    new_req: Signal<Local, Bits<93>>,
-    ta1: [Signal<Local, Bits<93>>; 8],
-    ta2: [Signal<Local, Bits<93>>; 4],
-    ta3: [Signal<Local, Bits<93>>; 2],
-    ta4: Signal<Local, Bits<93>>,
-    tb1: [Signal<Local, Bits<93>>; 8],
-    tb2: [Signal<Local, Bits<93>>; 4],
-    tb3: [Signal<Local, Bits<93>>; 2],
-    tb4: Signal<Local, Bits<93>>,
+    new_req: Signal<Local, Bits<94>>,
+    ta1: [Signal<Local, Bits<94>>; 8],
+    ta2: [Signal<Local, Bits<94>>; 4],
+    ta3: [Signal<Local, Bits<94>>; 2],
+    ta4: Signal<Local, Bits<94>>,
+    tb1: [Signal<Local, Bits<94>>; 8],
+    tb2: [Signal<Local, Bits<94>>; 4],
+    tb3: [Signal<Local, Bits<94>>; 2],
+    tb4: Signal<Local, Bits<94>>,
     // Locals: ACCEPT.
     used_entries: Signal<Local, Bits<5>>,
-    used_lines: Signal<Local, Bits<9>>,
+    used_lines: Signal<Local, Bits<10>>,
     accept: Signal<Local, bool>,
     need_lines: Signal<Local, Bits<13>>,
     // Locals: SPLIT.
     h_addr: Signal<Local, Bits<64>>,
     h_len: Signal<Local, Bits<13>>,
-    h_line: Signal<Local, Bits<8>>,
+    h_line: Signal<Local, Bits<9>>,
     mrrs_mask: Signal<Local, Bits<13>>,
     to_bnd: Signal<Local, Bits<13>>,
     tl: Signal<Local, Bits<13>>,
@@ -223,15 +226,15 @@ pub struct RqReader {
     last_lane: Signal<Local, Bits<2>>,
     tag_busy: Signal<Local, bool>,
     issue: Signal<Local, bool>,
-    tlp_line: Signal<Local, Bits<8>>,
+    tlp_line: Signal<Local, Bits<9>>,
     // Locals: FILL.
     sop: Signal<Local, bool>,
     lower: Signal<Local, Bits<12>>,
     t_idx: Signal<Local, Bits<4>>,
-    t_line: Signal<Local, Bits<8>>,
+    t_line: Signal<Local, Bits<9>>,
     t_lo: Signal<Local, Bits<12>>,
     rb: Signal<Local, Bits<6>>,
-    line_a: Signal<Local, Bits<8>>,
+    line_a: Signal<Local, Bits<9>>,
     dwn: Signal<Local, Bits<11>>,
     fail: Signal<Local, bool>,
     done: Signal<Local, bool>,
@@ -253,14 +256,14 @@ pub struct RqReader {
     head_ready: Signal<Local, bool>,
     q_len: Signal<Local, Bits<13>>,
     q_addr6: Signal<Local, Bits<6>>,
-    q_line: Signal<Local, Bits<8>>,
+    q_line: Signal<Local, Bits<9>>,
     q_tag: Signal<Local, Bits<8>>,
     q_err: Signal<Local, bool>,
     go: Signal<Local, bool>,
-    lo_line: Signal<Local, Bits<8>>,
-    hi_line: Signal<Local, Bits<8>>,
-    na0: Signal<Local, Bits<7>>,
-    na1: Signal<Local, Bits<7>>,
+    lo_line: Signal<Local, Bits<9>>,
+    hi_line: Signal<Local, Bits<9>>,
+    na0: Signal<Local, Bits<8>>,
+    na1: Signal<Local, Bits<8>>,
     d_last_beat: Signal<Local, bool>,
     lo_data: Signal<Local, Bits<512>>,
     hi_data: Signal<Local, Bits<512>>,
@@ -518,7 +521,7 @@ impl Logic for RqReader {
         // ================= ACCEPT =================
         self.used_entries.next = self.qw.q.val() - self.qr.q.val();
         self.used_lines.next = self.bw.q.val() - self.br.q.val();
-        self.s_req_ready.next = (self.used_entries.val() < 16) & (self.used_lines.val() <= 191);
+        self.s_req_ready.next = (self.used_entries.val() < 16) & (self.used_lines.val() <= 447);
         self.accept.next = self.s_req_valid.val() & self.s_req_ready.val();
         self.need_lines.next = (bit_cast::<13, 6>(self.s_req_addr.val().get_bits::<6>(0))
             + self.s_req_len.val().get_bits::<13>(0)
@@ -526,12 +529,12 @@ impl Logic for RqReader {
             >> 6;
         if self.accept.val() {
             self.qw.d.next = self.qw.q.val() + 1;
-            self.bw.d.next = self.bw.q.val() + bit_cast::<9, 13>(self.need_lines.val());
+            self.bw.d.next = self.bw.q.val() + bit_cast::<10, 13>(self.need_lines.val());
         }
-        self.new_req.next = bit_cast::<93, 64>(self.s_req_addr.val())
-            | (bit_cast::<93, 13>(self.s_req_len.val().get_bits::<13>(0)) << 64)
-            | (bit_cast::<93, 8>(self.bw.q.val().get_bits::<8>(0)) << 77)
-            | (bit_cast::<93, 8>(self.s_req_tag.val()) << 85);
+        self.new_req.next = bit_cast::<94, 64>(self.s_req_addr.val())
+            | (bit_cast::<94, 13>(self.s_req_len.val().get_bits::<13>(0)) << 64)
+            | (bit_cast::<94, 9>(self.bw.q.val().get_bits::<9>(0)) << 77)
+            | (bit_cast::<94, 8>(self.s_req_tag.val()) << 86);
         for i in 0..REQS {
             if self.accept.val() & (self.qw.q.val().get_bits::<4>(0).index() == i) {
                 self.e_req[i].d.next = self.new_req.val();
@@ -583,7 +586,7 @@ impl Logic for RqReader {
         }
         self.h_addr.next = self.ta4.val().get_bits::<64>(0);
         self.h_len.next = self.ta4.val().get_bits::<13>(64);
-        self.h_line.next = self.ta4.val().get_bits::<8>(77);
+        self.h_line.next = self.ta4.val().get_bits::<9>(77);
         if !self.sp_active.q.val() & (self.qi.q.val() != self.qw.q.val()) {
             self.sp_active.d.next = true;
             self.sp_idx.d.next = self.qi.q.val().get_bits::<4>(0);
@@ -637,7 +640,7 @@ impl Logic for RqReader {
             & !self.tag_busy.val()
             & (!self.o_valid.q.val() | self.m_ready.val());
         self.tlp_line.next =
-            self.sp_line0.q.val() + bit_cast::<8, 7>(self.sp_off.q.val().get_bits::<7>(6));
+            self.sp_line0.q.val() + bit_cast::<9, 7>(self.sp_off.q.val().get_bits::<7>(6));
         if self.m_ready.val() {
             self.o_valid.d.next = false;
         }
@@ -660,9 +663,9 @@ impl Logic for RqReader {
         }
         self.tag_ram.write_address.next = self.next_tag.q.val();
         self.tag_ram.write_enable.next = self.issue.val();
-        self.tag_ram.write_data.next = bit_cast::<24, 4>(self.sp_idx.q.val())
-            | (bit_cast::<24, 8>(self.tlp_line.val()) << 4)
-            | (bit_cast::<24, 12>(self.sp_cur.q.val().get_bits::<12>(0)) << 12);
+        self.tag_ram.write_data.next = bit_cast::<25, 4>(self.sp_idx.q.val())
+            | (bit_cast::<25, 9>(self.tlp_line.val()) << 4)
+            | (bit_cast::<25, 12>(self.sp_cur.q.val().get_bits::<12>(0)) << 13);
         self.m_valid.next = self.o_valid.q.val();
         self.m_desc.next = self.o_desc.q.val();
         self.m_first_be.next = self.o_fbe.q.val();
@@ -683,8 +686,8 @@ impl Logic for RqReader {
         self.lower.next = self.rc_data.q.val().get_bits::<12>(0);
         self.tag_ram.read_address.next = self.m_axis_rc_tdata.val().get_bits::<5>(64);
         self.t_idx.next = self.tag_ram.read_data.val().get_bits::<4>(0);
-        self.t_line.next = self.tag_ram.read_data.val().get_bits::<8>(4);
-        self.t_lo.next = self.tag_ram.read_data.val().get_bits::<12>(12);
+        self.t_line.next = self.tag_ram.read_data.val().get_bits::<9>(4);
+        self.t_lo.next = self.tag_ram.read_data.val().get_bits::<12>(13);
         // The completion's parameters: from the descriptor on its first
         // beat, from registers after.
         self.rb.next = self.k_rb.q.val();
@@ -700,12 +703,12 @@ impl Logic for RqReader {
             self.rb.next = (self.lower.val().get_bits::<6>(0) & bits::<6>(0x3C)) - 12;
             // The line of (first Dword's address - 12), in the buffer.
             self.line_a.next = self.t_line.val()
-                + bit_cast::<8, 6>(
+                + bit_cast::<9, 6>(
                     self.lower.val().get_bits::<6>(6) - self.t_lo.val().get_bits::<6>(6),
                 );
             if self.lower.val().get_bits::<6>(0) < 12 {
                 self.line_a.next = self.t_line.val()
-                    + bit_cast::<8, 6>(
+                    + bit_cast::<9, 6>(
                         self.lower.val().get_bits::<6>(6) - self.t_lo.val().get_bits::<6>(6),
                     )
                     - 1;
@@ -741,15 +744,15 @@ impl Logic for RqReader {
             & (self.rb.val() != 0)
             & (self.end_lane.val() >= self.neg_rb.val());
         // Line a in its bank, line a + 1 in the other.
-        self.bank0.write_address.next = self.line_a.val().get_bits::<7>(1);
-        self.bank1.write_address.next = self.line_a.val().get_bits::<7>(1);
+        self.bank0.write_address.next = self.line_a.val().get_bits::<8>(1);
+        self.bank1.write_address.next = self.line_a.val().get_bits::<8>(1);
         self.bank0.write_data.next = self.merged.val();
         self.bank1.write_data.next = self.merged.val();
         self.bank0.write_enable.next = self.write_a.val() & !self.line_a.val().get_bit(0);
         self.bank1.write_enable.next = self.write_a.val() & self.line_a.val().get_bit(0);
         if self.line_a.val().get_bit(0) {
             // Line a is odd: line a + 1 is even, the next bank-0 address.
-            self.bank0.write_address.next = self.line_a.val().get_bits::<7>(1) + 1;
+            self.bank0.write_address.next = self.line_a.val().get_bits::<8>(1) + 1;
             self.bank0.write_data.next = self.rot.val();
             self.bank0.write_enable.next = self.write_b.val();
         } else {
@@ -820,8 +823,8 @@ impl Logic for RqReader {
         }
         self.q_len.next = self.tb4.val().get_bits::<13>(64);
         self.q_addr6.next = self.tb4.val().get_bits::<6>(0);
-        self.q_line.next = self.tb4.val().get_bits::<8>(77);
-        self.q_tag.next = self.tb4.val().get_bits::<8>(85);
+        self.q_line.next = self.tb4.val().get_bits::<9>(77);
+        self.q_tag.next = self.tb4.val().get_bits::<8>(86);
         self.q_err.next = false;
         for i in 0..REQS {
             if (self.qr.q.val().get_bits::<4>(0).index() == i) & self.e_err[i].q.val() {
@@ -842,12 +845,12 @@ impl Logic for RqReader {
             self.d_tail.d.next = self.q_len.val().get_bits::<6>(0);
         }
         self.go.next = !self.r_valid.q.val() | self.m_rsp_ready.val();
-        self.lo_line.next = self.d_line.q.val() + bit_cast::<8, 7>(self.d_k.q.val());
+        self.lo_line.next = self.d_line.q.val() + bit_cast::<9, 7>(self.d_k.q.val());
         self.hi_line.next = self.lo_line.val() + 1;
-        self.na0.next = self.lo_line.val().get_bits::<7>(1);
-        self.na1.next = self.lo_line.val().get_bits::<7>(1);
+        self.na0.next = self.lo_line.val().get_bits::<8>(1);
+        self.na1.next = self.lo_line.val().get_bits::<8>(1);
         if self.lo_line.val().get_bit(0) {
-            self.na0.next = self.hi_line.val().get_bits::<7>(1);
+            self.na0.next = self.hi_line.val().get_bits::<8>(1);
         }
         self.d_last_beat.next = self.d_k.q.val() + 1 == self.d_beats.q.val();
         self.lo_data.next = self.bank0.read_data.val();
@@ -877,7 +880,7 @@ impl Logic for RqReader {
             self.r_last.d.next = self.c_last.q.val();
             self.r_err.d.next = self.c_err.q.val();
             if self.c_valid.q.val() & self.c_last.q.val() {
-                self.br.d.next = self.br.q.val() + bit_cast::<9, 7>(self.c_lines.q.val());
+                self.br.d.next = self.br.q.val() + bit_cast::<10, 7>(self.c_lines.q.val());
             }
             self.c_valid.d.next = self.d_active.q.val();
             self.c_lo_bank.d.next = self.lo_line.val().get_bit(0);
