@@ -26,6 +26,11 @@
 //!   released, once its response begins to arrive (here, with no server, when it times
 //!   out).
 //!
+//! The cards' DMA goes over the TLP link (`dma_link`: the PCIe requester's
+//! RTL and the root-complex model), as on a board; goodput and the loaded
+//! round trip are measured over the ideal link too (the core's DMA ports
+//! served directly), which shows what the PCIe path costs.
+//!
 //! `cargo bench -p homa-hw-sim --bench transport` (`-- --quick`: fewer runs).
 
 #[path = "../tests/support/mod.rs"]
@@ -35,6 +40,8 @@ mod support;
 use homa_hw::host_abi::{self, completion, tx_desc};
 use homa_hw::regmap::{grant, rx_counters};
 use homa_hw_sim::cable::Cable;
+use homa_hw_sim::dma_link::LinkConfig;
+use homa_hw_sim::pcie::PcieConfig;
 use homa_wire::*;
 use support::host::{rx_area, Send, TestHost, TX_BUFFERS};
 
@@ -175,10 +182,13 @@ struct Pair {
 }
 
 impl Pair {
-    fn new(name: &str) -> Pair {
+    fn new(name: &str, link: &LinkConfig) -> Pair {
+        let host = |side: &str, mac, ip, port| {
+            TestHost::with_link(&format!("{name}_{side}"), mac, ip, &[port], link.clone())
+        };
         Pair {
-            client: TestHost::new(&format!("{name}_c"), CLIENT_MAC, CLIENT_IP, &[CLIENT_PORT]),
-            server: TestHost::new(&format!("{name}_s"), SERVER_MAC, SERVER_IP, &[SERVER_PORT]),
+            client: host("c", CLIENT_MAC, CLIENT_IP, CLIENT_PORT),
+            server: host("s", SERVER_MAC, SERVER_IP, SERVER_PORT),
             cable: Cable::new(100, 250),
             first_out: None,
             first_in: None,
@@ -291,8 +301,8 @@ struct Goodput {
     end_to_end_gbps: f64,
 }
 
-fn goodput() -> Goodput {
-    let mut p = Pair::new("bench_goodput");
+fn goodput(link: &LinkConfig) -> Goodput {
+    let mut p = Pair::new("bench_goodput", link);
     let len = 1_000_000;
     p.client
         .card
@@ -318,8 +328,8 @@ fn goodput() -> Goodput {
 
 /// 1-byte RPC round trips: `n` back to back, with `background` RPCs of 1 MB
 /// started first and kept in flight.
-fn small_rtts(n: usize, background: usize) -> Vec<u64> {
-    let mut p = Pair::new(&format!("bench_rtt_{background}"));
+fn small_rtts(n: usize, background: usize, link: &LinkConfig) -> Vec<u64> {
+    let mut p = Pair::new(&format!("bench_rtt_{background}"), link);
     let big = 1_000_000;
     for b in 0..background {
         let buffer = TX_BUFFERS + 0x10_0000 * (b as u64 + 1);
@@ -396,11 +406,17 @@ fn main() {
         percentile(&g, 0.99),
         g.last().unwrap()
     );
-    let g = goodput();
-    println!(
-        "goodput of one 1,000,000-byte message card to card: {:.2} Gb/s received ({} cycles from the first DATA frame in to the last); {:.2} Gb/s first frame out to last in ({} cycles)",
-        g.receive_gbps, g.receive_cycles, g.end_to_end_gbps, g.end_to_end_cycles
-    );
+    let links = [
+        ("TLP link", LinkConfig::default()),
+        ("ideal DMA link", LinkConfig::Ideal(PcieConfig::default())),
+    ];
+    for (name, link) in &links {
+        let g = goodput(link);
+        println!(
+            "goodput of one 1,000,000-byte message card to card, {name}: {:.2} Gb/s received ({} cycles from the first DATA frame in to the last); {:.2} Gb/s first frame out to last in ({} cycles)",
+            g.receive_gbps, g.receive_cycles, g.end_to_end_gbps, g.end_to_end_cycles
+        );
+    }
     // GRANTs name no message of the card's, so they end in the TX engine as
     // GRANTs for no message: the RX path is what this measures.
     let grants = if quick { 500 } else { 4_000 };
@@ -445,15 +461,17 @@ fn main() {
         250.0 / per_message
     );
     let n = if quick { 5 } else { 21 };
-    let mut alone = small_rtts(n, 0);
-    alone.sort();
-    let mut loaded = small_rtts(n, 8);
-    loaded.sort();
-    println!(
-        "1-byte RPC RTT alone: p50 {} cycles; with 8 x 1 MB in flight: p50 {} p99 {} cycles ({:.2}x)",
-        percentile(&alone, 0.5),
-        percentile(&loaded, 0.5),
-        percentile(&loaded, 0.99),
-        percentile(&loaded, 0.5) as f64 / percentile(&alone, 0.5) as f64
-    );
+    for (name, link) in &links {
+        let mut alone = small_rtts(n, 0, link);
+        alone.sort();
+        let mut loaded = small_rtts(n, 8, link);
+        loaded.sort();
+        println!(
+            "1-byte RPC RTT, {name}, alone: p50 {} cycles; with 8 x 1 MB in flight: p50 {} p99 {} cycles ({:.2}x)",
+            percentile(&alone, 0.5),
+            percentile(&loaded, 0.5),
+            percentile(&loaded, 0.99),
+            percentile(&loaded, 0.5) as f64 / percentile(&alone, 0.5) as f64
+        );
+    }
 }

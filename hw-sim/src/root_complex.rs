@@ -25,7 +25,8 @@
 //!   read completion boundary (`rcb_bytes`) into completions of random sizes
 //!   up to `max_completion_bytes`, in address order within a read, and
 //!   interleaved across reads in a seeded random order: completions of
-//!   different tags arrive out of order.
+//!   different tags arrive out of order (`interleave`; off, the oldest
+//!   read's completions go first).
 //! - Bandwidth: payload bytes per cycle on RC and on RQ (credit counters, as
 //!   in `pcie.rs`); the TLP headers are not charged.
 //! - Tags: at most `max_reads` reads outstanding; past that RQ's `tready` is
@@ -73,6 +74,11 @@ pub struct RootComplexConfig {
     pub max_reads: usize,
     /// RQ `tready` low at random this many cycles per thousand.
     pub rq_stall_per_mille: u32,
+    /// Completions of reads whose data is ready interleave in a random
+    /// order (true: completions of different tags out of order, the
+    /// default), or the oldest read's go first (false: a root complex that
+    /// answers reads in turn, the kindest to a reorder buffer).
+    pub interleave: bool,
     /// Seed of jitter, completion sizes, interleaving and stalls.
     pub seed: u64,
 }
@@ -88,6 +94,7 @@ impl Default for RootComplexConfig {
             bytes_per_cycle: 50,
             max_reads: 64,
             rq_stall_per_mille: 0,
+            interleave: true,
             seed: 0,
         }
     }
@@ -521,7 +528,11 @@ impl RootComplex {
         if ready.is_empty() {
             return;
         }
-        let id = ready[(self.draw() % ready.len() as u64) as usize];
+        let id = if self.config.interleave {
+            ready[(self.draw() % ready.len() as u64) as usize]
+        } else {
+            ready[0]
+        };
         let rcb = u64::from(self.config.rcb_bytes);
         let chunks =
             self.draw() % u64::from(self.config.max_completion_bytes / self.config.rcb_bytes) + 1;

@@ -63,7 +63,7 @@ use rust_hdl::prelude::*;
 /// Request entries (in order, each a run of buffer lines).
 pub const REQS: usize = 16;
 /// PCIe tags in use at most, 0..TAGS.
-pub const TAGS: usize = 32;
+pub const TAGS: usize = 64;
 /// Buffer lines (64 bytes each): 32 KiB, two banks of 256. Enough for seven
 /// 4 KB reads at once, more than the link's bandwidth-delay product (12.5
 /// GB/s over an 800 ns round trip is 10 KB, plus each read's delivery):
@@ -140,13 +140,13 @@ pub struct RqReader {
     /// Offset of `sp_cur` from the request's base (address rounded to 64).
     sp_off: DFF<Bits<13>>,
     sp_line0: DFF<Bits<9>>,
-    next_tag: DFF<Bits<5>>,
-    busy: DFF<Bits<32>>,
+    next_tag: DFF<Bits<6>>,
+    busy: DFF<Bits<64>>,
     /// Per tag: {low 12 address bits of its first byte [24:13], buffer line
     /// of that byte [12:4], request entry [3:0]}. Read with the RC beat's
     /// tag as it arrives, so the record is there when the registered beat
     /// is (a tag is reused only after its last completion).
-    tag_ram: RAM<Bits<25>, 5>,
+    tag_ram: RAM<Bits<25>, 6>,
     o_valid: DFF<bool>,
     o_desc: DFF<Bits<128>>,
     o_fbe: DFF<Bits<4>>,
@@ -166,7 +166,7 @@ pub struct RqReader {
     k_done: DFF<bool>,
     k_err: DFF<bool>,
     k_idx: DFF<Bits<4>>,
-    k_tag: DFF<Bits<5>>,
+    k_tag: DFF<Bits<6>>,
     carry: DFF<Bits<512>>,
     rc_errors_q: DFF<Bits<32>>,
     // ---- DELIVER ----
@@ -239,7 +239,7 @@ pub struct RqReader {
     fail: Signal<Local, bool>,
     done: Signal<Local, bool>,
     idx: Signal<Local, Bits<4>>,
-    tag: Signal<Local, Bits<5>>,
+    tag: Signal<Local, Bits<6>>,
     dbl: Signal<Local, Bits<1024>>,
     rot: Signal<Local, Bits<512>>,
     rot_wide: Signal<Local, Bits<1024>>,
@@ -250,8 +250,8 @@ pub struct RqReader {
     end_lane: Signal<Local, Bits<6>>,
     neg_rb: Signal<Local, Bits<6>>,
     tlp_end: Signal<Local, bool>,
-    busy_clr: Signal<Local, Bits<32>>,
-    busy_set: Signal<Local, Bits<32>>,
+    busy_clr: Signal<Local, Bits<64>>,
+    busy_set: Signal<Local, Bits<64>>,
     // Locals: DELIVER.
     head_ready: Signal<Local, bool>,
     q_len: Signal<Local, Bits<13>>,
@@ -648,7 +648,7 @@ impl Logic for RqReader {
             self.o_valid.d.next = true;
             self.o_desc.d.next = (bit_cast::<128, 62>(self.sp_cur.q.val().get_bits::<62>(2)) << 2)
                 | (bit_cast::<128, 13>(self.dw.val()) << 64)
-                | (bit_cast::<128, 5>(self.next_tag.q.val()) << 96);
+                | (bit_cast::<128, 6>(self.next_tag.q.val()) << 96);
             self.o_fbe.d.next = self.fbe.val();
             self.o_lbe.d.next = self.lbe.val();
             self.tlps_q.d.next = self.tlps_q.q.val() + 1;
@@ -684,7 +684,7 @@ impl Logic for RqReader {
             self.in_pkt.d.next = !self.rc_last.q.val();
         }
         self.lower.next = self.rc_data.q.val().get_bits::<12>(0);
-        self.tag_ram.read_address.next = self.m_axis_rc_tdata.val().get_bits::<5>(64);
+        self.tag_ram.read_address.next = self.m_axis_rc_tdata.val().get_bits::<6>(64);
         self.t_idx.next = self.tag_ram.read_data.val().get_bits::<4>(0);
         self.t_line.next = self.tag_ram.read_data.val().get_bits::<9>(4);
         self.t_lo.next = self.tag_ram.read_data.val().get_bits::<12>(13);
@@ -719,7 +719,7 @@ impl Logic for RqReader {
                 | (self.rc_data.q.val().get_bits::<3>(43) != 0)
                 | self.rc_data.q.val().get_bit(46);
             self.idx.next = self.t_idx.val();
-            self.tag.next = self.rc_data.q.val().get_bits::<5>(64);
+            self.tag.next = self.rc_data.q.val().get_bits::<6>(64);
         }
         self.dbl.next = (bit_cast::<1024, 512>(self.rc_data.q.val()) << 512)
             | bit_cast::<1024, 512>(self.rc_data.q.val());
@@ -775,12 +775,12 @@ impl Logic for RqReader {
         }
         self.busy_clr.next = 0.into();
         if self.tlp_end.val() {
-            self.busy_clr.next = bits::<32>(1) << self.tag.val();
+            self.busy_clr.next = bits::<64>(1) << self.tag.val();
         }
         self.busy_set.next = 0.into();
         if self.issue.val() {
             // Never the tag just freed: a tag is issued only when free.
-            self.busy_set.next = bits::<32>(1) << self.next_tag.q.val();
+            self.busy_set.next = bits::<64>(1) << self.next_tag.q.val();
         }
         self.busy.d.next = (self.busy.q.val() & !self.busy_clr.val()) | self.busy_set.val();
         for i in 0..REQS {
