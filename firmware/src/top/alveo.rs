@@ -7,11 +7,11 @@
 //!   of reset and low-power mode and selected (BOARDS.md §1.3).
 //!
 //! PCIe: the host's BAR accesses reach the CSR port through our completer
-//! (`homa_hw::pcie::completer`: CQ in, CC out; the IP is built with CQ
-//! straddle off, which it needs). The requester side (the core's DMA to RQ
-//! and RC) is not written yet (issue 10 item 1): RQ is tied off and the DMA
-//! ports never become ready, so the core cannot move data. Such a bitstream
-//! answers BAR reads but must not be mistaken for a working NIC.
+//! (`homa_hw::pcie::completer`: CQ in, CC out), and the core's DMA ports go
+//! out through our requester (`homa_hw::pcie::requester`: RQ out, RC in),
+//! with the MPS and MRRS the host negotiated; the IP is built with CQ, RQ
+//! and RC straddle off, which they need. All of it in the block's user clock
+//! domain (250 MHz), as the core. No interrupts yet (MSI-X): the host polls.
 
 use rust_hdl::prelude::*;
 
@@ -20,6 +20,7 @@ use crate::regmap::BuildInfo;
 use crate::top::board_logic::BoardLogic;
 use crate::top::vendor::{CmacBlock, ConfigAccess, InitClock, PcieBlock};
 use homa_hw::pcie::completer::PcieCompleter;
+use homa_hw::pcie::requester::PcieRequester;
 
 macro_rules! alveo_top {
     ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident = $value:tt),* }) => {
@@ -44,6 +45,7 @@ macro_rules! alveo_top {
             $($(#[$fdoc])* pub $field: Signal<Out, bool>,)*
             pcie: PcieBlock,
             completer: PcieCompleter,
+            requester: PcieRequester,
             cmac: CmacBlock,
             init: InitClock,
             cfg_access: ConfigAccess,
@@ -71,6 +73,7 @@ macro_rules! alveo_top {
                     $($field: Default::default(),)*
                     pcie: Default::default(),
                     completer: Default::default(),
+                    requester: Default::default(),
                     cmac: Default::default(),
                     init: InitClock::new(board),
                     cfg_access: Default::default(),
@@ -82,7 +85,7 @@ macro_rules! alveo_top {
         impl Logic for $name {
             #[hdl_gen]
             fn update(&mut self) {
-                // ---- PCIe: pins; BAR accesses through the completer; RQ/RC tied off ----
+                // ---- PCIe: pins; BAR accesses through the completer, DMA through the requester ----
                 self.pcie.refclk_p.next = self.pcie_refclk_p.val();
                 self.pcie.refclk_n.next = self.pcie_refclk_n.val();
                 self.pcie.perst_n.next = self.pcie_perst_n.val();
@@ -90,12 +93,23 @@ macro_rules! alveo_top {
                 self.pcie.rxn.next = self.pci_exp_rxn.val();
                 self.pci_exp_txp.next = self.pcie.txp.val();
                 self.pci_exp_txn.next = self.pcie.txn.val();
-                self.pcie.rq_tdata.next = 0.into();
-                self.pcie.rq_tkeep.next = 0.into();
-                self.pcie.rq_tlast.next = false;
-                self.pcie.rq_tuser.next = 0.into();
-                self.pcie.rq_tvalid.next = false;
-                self.pcie.rc_tready.next = true;
+                self.requester.clock.next = self.pcie.user_clk.val();
+                self.requester.reset.next = self.pcie.user_reset.val();
+                self.pcie.rq_tdata.next = self.requester.s_axis_rq_tdata.val();
+                self.pcie.rq_tkeep.next = self.requester.s_axis_rq_tkeep.val();
+                self.pcie.rq_tlast.next = self.requester.s_axis_rq_tlast.val();
+                self.pcie.rq_tuser.next = self.requester.s_axis_rq_tuser.val();
+                self.pcie.rq_tvalid.next = self.requester.s_axis_rq_tvalid.val();
+                // The block's four tready bits are copies (PG213).
+                self.requester.s_axis_rq_tready.next = self.pcie.rq_tready.val().get_bit(0);
+                self.requester.m_axis_rc_tdata.next = self.pcie.rc_tdata.val();
+                self.requester.m_axis_rc_tkeep.next = self.pcie.rc_tkeep.val();
+                self.requester.m_axis_rc_tlast.next = self.pcie.rc_tlast.val();
+                self.requester.m_axis_rc_tuser.next = self.pcie.rc_tuser.val();
+                self.requester.m_axis_rc_tvalid.next = self.pcie.rc_tvalid.val();
+                self.pcie.rc_tready.next = self.requester.m_axis_rc_tready.val();
+                self.requester.cfg_max_payload.next = self.pcie.cfg_max_payload.val();
+                self.requester.cfg_max_read_req.next = self.pcie.cfg_max_read_req.val();
                 self.completer.clock.next = self.pcie.user_clk.val();
                 self.completer.reset.next = self.pcie.user_reset.val();
                 self.completer.m_axis_cq_tdata.next = self.pcie.cq_tdata.val();
@@ -123,20 +137,30 @@ macro_rules! alveo_top {
                 self.shell.init_clock.next = self.init.clk_125.val();
                 self.shell.init_locked.next = self.init.locked.val();
 
-                // ---- CSR from the completer; DMA: the requester side does not exist yet ----
+                // ---- CSR from the completer; DMA to the requester ----
                 self.shell.csr_addr.next = self.completer.csr_addr.val();
                 self.shell.csr_wr_data.next = self.completer.csr_wr_data.val();
                 self.shell.csr_wr_en.next = self.completer.csr_wr_en.val();
                 self.shell.csr_rd_en.next = self.completer.csr_rd_en.val();
                 self.completer.csr_rd_data.next = self.shell.csr_rd_data.val();
                 self.completer.csr_rd_valid.next = self.shell.csr_rd_valid.val();
-                self.shell.dma_rd_req_ready.next = false;
-                self.shell.dma_rd_rsp_valid.next = false;
-                self.shell.dma_rd_rsp_data.next = 0.into();
-                self.shell.dma_rd_rsp_tag.next = 0.into();
-                self.shell.dma_rd_rsp_last.next = false;
-                self.shell.dma_rd_rsp_error.next = false;
-                self.shell.dma_wr_ready.next = false;
+                self.requester.s_dma_rd_req_valid.next = self.shell.dma_rd_req_valid.val();
+                self.shell.dma_rd_req_ready.next = self.requester.s_dma_rd_req_ready.val();
+                self.requester.s_dma_rd_req_addr.next = self.shell.dma_rd_req_addr.val();
+                self.requester.s_dma_rd_req_len.next = self.shell.dma_rd_req_len.val();
+                self.requester.s_dma_rd_req_tag.next = self.shell.dma_rd_req_tag.val();
+                self.shell.dma_rd_rsp_valid.next = self.requester.m_dma_rd_rsp_valid.val();
+                self.requester.m_dma_rd_rsp_ready.next = self.shell.dma_rd_rsp_ready.val();
+                self.shell.dma_rd_rsp_data.next = self.requester.m_dma_rd_rsp_data.val();
+                self.shell.dma_rd_rsp_tag.next = self.requester.m_dma_rd_rsp_tag.val();
+                self.shell.dma_rd_rsp_last.next = self.requester.m_dma_rd_rsp_last.val();
+                self.shell.dma_rd_rsp_error.next = self.requester.m_dma_rd_rsp_error.val();
+                self.requester.s_dma_wr_valid.next = self.shell.dma_wr_valid.val();
+                self.shell.dma_wr_ready.next = self.requester.s_dma_wr_ready.val();
+                self.requester.s_dma_wr_addr.next = self.shell.dma_wr_addr.val();
+                self.requester.s_dma_wr_data.next = self.shell.dma_wr_data.val();
+                self.requester.s_dma_wr_strb.next = self.shell.dma_wr_strb.val();
+                self.requester.s_dma_wr_last.next = self.shell.dma_wr_last.val();
 
                 // ---- MAC ----
                 self.cmac.refclk_p.next = self.qsfp0_refclk_p.val();
