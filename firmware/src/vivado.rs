@@ -198,11 +198,13 @@ pub fn ip_tcl(board: &Board) -> String {
         ("PL_LINK_CAP_MAX_LINK_WIDTH", "X16".into()),
         ("axisten_if_width", "512_bit".into()),
         ("axisten_freq", "250".into()),
-        // Off: our completer takes one request per beat, our requester sends
-        // one TLP per beat and takes one completion per beat
-        // (homa_hw::pcie::completer, requester).
+        // CQ and RQ off: our completer takes one request per beat, our
+        // requester sends one TLP per beat. RC 2-TLP straddle on: our
+        // requester takes two completions a beat, which short completions
+        // need for the link's rate (homa_hw::pcie::completer, rq_read).
         ("AXISTEN_IF_EXT_512_CQ_STRADDLE", "false".into()),
         ("AXISTEN_IF_EXT_512_RQ_STRADDLE", "false".into()),
+        ("AXISTEN_IF_EXT_512_RC_STRADDLE", "true".into()),
         ("AXISTEN_IF_EXT_512_RC_4TLP_STRADDLE", "false".into()),
         ("axisten_if_enable_client_tag", "true".into()),
         ("extended_tag_field", "true".into()),

@@ -18,7 +18,8 @@ proc fail {msg} {
 set known_props(pcie4_uscale_plus) {
     mode_selection pcie_blk_locn PL_LINK_CAP_MAX_LINK_SPEED PL_LINK_CAP_MAX_LINK_WIDTH
     axisten_if_width axisten_freq AXISTEN_IF_EXT_512_CQ_STRADDLE AXISTEN_IF_EXT_512_RQ_STRADDLE
-    AXISTEN_IF_EXT_512_RC_4TLP_STRADDLE axisten_if_enable_client_tag extended_tag_field
+    AXISTEN_IF_EXT_512_RC_STRADDLE AXISTEN_IF_EXT_512_RC_4TLP_STRADDLE
+    axisten_if_enable_client_tag extended_tag_field
     pf0_dev_cap_max_payload PF0_Use_Class_Code_Lookup_Assistant PF0_CLASS_CODE vendor_id
     PF0_DEVICE_ID PF0_SUBSYSTEM_VENDOR_ID PF0_SUBSYSTEM_ID pf0_bar0_64bit
     pf0_bar0_prefetchable pf0_bar0_scale pf0_bar0_size pf0_msi_enabled pf0_msix_enabled

@@ -9,16 +9,20 @@
 //! - writes: 4096-byte writes (64 beats, every strobe), back to back; from
 //!   the first beat to the last byte in host memory.
 //!
-//! Reads twice: with the root complex interleaving the completions of every
-//! read whose data is ready at random (the model's default, the hardest on
-//! the requester's in-order reorder buffer), and answering the oldest read
-//! first. Each at the MRRS / MPS a server usually negotiates (512 B / 256 B) and
-//! at the largest the requester takes (4096 B / 512 B).
+//! Reads with the root complex interleaving the completions of every read
+//! whose data is ready at random (the model's default, the hardest on the
+//! requester's in-order reorder buffer), and answering the oldest read
+//! first; each with RC 2-TLP straddle (as the card's IP is built) and
+//! without, and with straddle and every completion one RCB (64 bytes) long,
+//! what a root complex that answers in cache lines sends. Each at the MRRS /
+//! MPS a server usually negotiates (512 B / 256 B) and at the largest the
+//! requester takes (4096 B / 512 B).
 //!
 //! `cargo bench -p homa-hw-sim --bench pcie_link`.
 
 use homa_hw::pcie::rq_read::read_request_bytes;
 use homa_hw::pcie::rq_write::payload_bytes;
+use homa_hw_sim::dma_link::offer_rc_beat;
 use homa_hw_sim::host_memory::HostMemory;
 use homa_hw_sim::root_complex::{RcBeat, RootComplex, RootComplexConfig};
 use homa_hw_sim::{PcieRequester, Sim};
@@ -29,6 +33,24 @@ const TRANSFERS: u64 = 1000;
 /// Core tags in use at most (the core's read port names 256).
 const CORE_TAGS: usize = 64;
 
+/// How the root complex answers reads.
+struct Shape {
+    interleave: bool,
+    straddle: bool,
+    max_completion_bytes: u32,
+}
+
+impl Default for Shape {
+    fn default() -> Self {
+        let d = RootComplexConfig::default();
+        Shape {
+            interleave: d.interleave,
+            straddle: d.rc_straddle,
+            max_completion_bytes: d.max_completion_bytes,
+        }
+    }
+}
+
 struct Rig {
     uut: Sim<PcieRequester>,
     rc: RootComplex,
@@ -37,12 +59,14 @@ struct Rig {
 }
 
 impl Rig {
-    fn new(mps: u8, mrrs: u8, interleave: bool) -> Rig {
+    fn new(mps: u8, mrrs: u8, shape: &Shape) -> Rig {
         let mut host = HostMemory::new();
         host.map(BASE, 2 * TRANSFER * TRANSFERS, "bench").unwrap();
         let rc = RootComplex::new(
             RootComplexConfig {
-                interleave,
+                interleave: shape.interleave,
+                rc_straddle: shape.straddle,
+                max_completion_bytes: shape.max_completion_bytes,
                 ..RootComplexConfig::default()
             },
             host,
@@ -72,15 +96,7 @@ impl Rig {
         if self.rc_held.is_none() {
             self.rc_held = self.rc.rc_beat(self.cycle);
         }
-        match &self.rc_held {
-            Some(b) => {
-                self.uut.set_m_axis_rc_tvalid(true);
-                self.uut.set_m_axis_rc_tdata(&b.tdata);
-                self.uut.set_m_axis_rc_tkeep(b.tkeep);
-                self.uut.set_m_axis_rc_tlast(b.tlast);
-            }
-            None => self.uut.set_m_axis_rc_tvalid(false),
-        }
+        offer_rc_beat(&mut self.uut, self.rc_held.as_ref());
         self.uut.eval();
         rq_ready
     }
@@ -107,8 +123,8 @@ impl Rig {
 }
 
 /// Cycles to read `TRANSFERS` 4 KB blocks, and RC beats they took.
-fn reads(mps: u8, mrrs: u8, interleave: bool) -> (u64, u64) {
-    let mut rig = Rig::new(mps, mrrs, interleave);
+fn reads(mps: u8, mrrs: u8, shape: &Shape) -> (u64, u64) {
+    let mut rig = Rig::new(mps, mrrs, shape);
     let (mut issued, mut done, mut out) = (0u64, 0u64, 0usize);
     rig.uut.set_m_dma_rd_rsp_ready(true);
     while done < TRANSFERS {
@@ -136,7 +152,7 @@ fn reads(mps: u8, mrrs: u8, interleave: bool) -> (u64, u64) {
 
 /// Cycles to write `TRANSFERS` 4 KB blocks, until the last is in memory.
 fn writes(mps: u8, mrrs: u8) -> u64 {
-    let mut rig = Rig::new(mps, mrrs, true);
+    let mut rig = Rig::new(mps, mrrs, &Shape::default());
     let beats = TRANSFERS * TRANSFER / 64;
     let mut sent = 0u64;
     let data = [0x5a5a_5a5au32; 16];
@@ -174,17 +190,28 @@ fn main() {
             payload_bytes(mps),
             read_request_bytes(mrrs)
         );
-        for (interleave, how) in [
+        for (interleave, order) in [
             (true, "completions of all reads interleaved"),
             (false, "the oldest read's completions first"),
         ] {
-            let (cycles, rc_beats) = reads(mps, mrrs, interleave);
-            report(&format!("DMA reads, {sizes}, {how}"), cycles);
-            println!(
-                "  RC carried a beat in {:.0}% of those cycles ({:.1} payload bytes a beat: one completion per beat, RC straddle off)",
-                100.0 * rc_beats as f64 / cycles as f64,
-                (TRANSFERS * TRANSFER) as f64 / rc_beats as f64
-            );
+            for (straddle, max_completion_bytes, rc) in [
+                (true, 256, "RC straddle, completions of 64-256 B"),
+                (false, 256, "RC straddle off, completions of 64-256 B"),
+                (true, 64, "RC straddle, every completion 64 B"),
+            ] {
+                let shape = Shape {
+                    interleave,
+                    straddle,
+                    max_completion_bytes,
+                };
+                let (cycles, rc_beats) = reads(mps, mrrs, &shape);
+                report(&format!("DMA reads, {sizes}, {order}, {rc}"), cycles);
+                println!(
+                    "  RC carried a beat in {:.0}% of those cycles, {:.1} payload bytes a beat",
+                    100.0 * rc_beats as f64 / cycles as f64,
+                    (TRANSFERS * TRANSFER) as f64 / rc_beats as f64
+                );
+            }
         }
         report(&format!("DMA writes, {sizes}"), writes(mps, mrrs));
     }

@@ -441,6 +441,21 @@ impl IdealLink {
     }
 }
 
+/// Drives the requester's RC inputs with `beat` (valid) or nothing; the
+/// caller holds a beat until `m_axis_rc_tready` takes it.
+pub fn offer_rc_beat(r: &mut Sim<PcieRequester>, beat: Option<&RcBeat>) {
+    match beat {
+        Some(b) => {
+            r.set_m_axis_rc_tvalid(true);
+            r.set_m_axis_rc_tdata(&b.tdata);
+            r.set_m_axis_rc_tuser(&b.tuser);
+            r.set_m_axis_rc_tkeep(b.tkeep);
+            r.set_m_axis_rc_tlast(b.tlast);
+        }
+        None => r.set_m_axis_rc_tvalid(false),
+    }
+}
+
 impl TlpLink {
     fn present(&mut self, c: &mut Sim<HomaCore>, now: u64) {
         let r = &mut self.requester;
@@ -449,15 +464,7 @@ impl TlpLink {
         if self.rc_held.is_none() {
             self.rc_held = self.root.rc_beat(now);
         }
-        match &self.rc_held {
-            Some(b) => {
-                r.set_m_axis_rc_tvalid(true);
-                r.set_m_axis_rc_tdata(&b.tdata);
-                r.set_m_axis_rc_tkeep(b.tkeep);
-                r.set_m_axis_rc_tlast(b.tlast);
-            }
-            None => r.set_m_axis_rc_tvalid(false),
-        }
+        offer_rc_beat(r, self.rc_held.as_ref());
         for _ in 0..SETTLE_PASSES {
             c.eval();
             let core = CoreSide::of(c);

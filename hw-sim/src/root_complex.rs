@@ -27,8 +27,16 @@
 //!   interleaved across reads in a seeded random order: completions of
 //!   different tags arrive out of order (`interleave`; off, the oldest
 //!   read's completions go first).
+//! - RC straddle (`rc_straddle`, the block's 2-TLP straddle, on by default
+//!   as the card's IP is built): a completion may start at Dword 8 of a beat
+//!   in which the one before it ended at Dword 7 or earlier, so at most two
+//!   completions share a beat; `is_sop`/`is_eop` and their pointers in
+//!   `tuser` delimit them, `tlast` is 0 and `tkeep` all ones (PG213,
+//!   "Straddle Option"). Off, each completion starts a beat of its own and
+//!   ends with `tlast`; `is_sop[0]`/`is_eop[0]` are set the same way.
 //! - Bandwidth: payload bytes per cycle on RC and on RQ (credit counters, as
-//!   in `pcie.rs`); the TLP headers are not charged.
+//!   in `pcie.rs`); the TLP headers and descriptors are not charged (the
+//!   rate is what the link delivers after them).
 //! - Tags: at most `max_reads` reads outstanding; past that RQ's `tready` is
 //!   low (the block has no non-posted credit), and a tag reused while out is
 //!   a card bug.
@@ -79,6 +87,9 @@ pub struct RootComplexConfig {
     /// default), or the oldest read's go first (false: a root complex that
     /// answers reads in turn, the kindest to a reorder buffer).
     pub interleave: bool,
+    /// RC 2-TLP straddle: a completion may start at Dword 8 of the beat in
+    /// which the previous one ended (true, as the card's IP is built).
+    pub rc_straddle: bool,
     /// Seed of jitter, completion sizes, interleaving and stalls.
     pub seed: u64,
 }
@@ -95,6 +106,7 @@ impl Default for RootComplexConfig {
             max_reads: 64,
             rq_stall_per_mille: 0,
             interleave: true,
+            rc_straddle: true,
             seed: 0,
         }
     }
@@ -139,6 +151,8 @@ pub struct RootComplexStats {
     pub bytes_written: u64,
     pub completions: u64,
     pub rc_beats: u64,
+    /// RC beats in which a completion starts at Dword 8 (straddle).
+    pub straddled_beats: u64,
     pub rq_beats: u64,
     /// Cycles RQ `tready` was low.
     pub rq_stalls: u64,
@@ -147,12 +161,63 @@ pub struct RootComplexStats {
     pub max_reads_out: usize,
 }
 
+/// `m_axis_rc_tuser` bits (512-bit interface, PG213): is_sop[3:0] at 64,
+/// is_sop0_ptr at 68 and is_sop1_ptr at 70 (in units of 4 Dwords), is_eop[3:0]
+/// at 76, is_eop0_ptr at 80 and is_eop1_ptr at 84 (a TLP's last Dword),
+/// discontinue at 96.
+pub mod rc_user {
+    pub const IS_SOP: usize = 64;
+    pub const IS_SOP0_PTR: usize = 68;
+    pub const IS_SOP1_PTR: usize = 70;
+    pub const IS_EOP: usize = 76;
+    pub const IS_EOP0_PTR: usize = 80;
+    pub const IS_EOP1_PTR: usize = 84;
+    pub const DISCONTINUE: usize = 96;
+    /// Words of the 161-bit bus.
+    pub const WORDS: usize = 6;
+}
+
 /// One RC beat.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RcBeat {
     pub tdata: [u32; BEAT_WORDS],
+    pub tuser: [u32; rc_user::WORDS],
     pub tkeep: u16,
     pub tlast: bool,
+    /// Payload bytes it carries (what the link's rate is charged).
+    pub payload_bytes: u32,
+}
+
+impl RcBeat {
+    fn empty(straddle: bool) -> Self {
+        RcBeat {
+            tdata: [0; BEAT_WORDS],
+            tuser: [0; rc_user::WORDS],
+            tkeep: if straddle { 0xFFFF } else { 0 },
+            tlast: false,
+            payload_bytes: 0,
+        }
+    }
+
+    fn user(&self, lsb: usize, width: usize) -> u64 {
+        get(&self.tuser, lsb, width)
+    }
+
+    /// TLPs starting in this beat, and the Dword each starts at.
+    pub fn starts(&self) -> Vec<usize> {
+        let sop = self.user(rc_user::IS_SOP, 2);
+        (0..sop.count_ones() as usize)
+            .map(|i| 4 * self.user(rc_user::IS_SOP0_PTR + 2 * i, 2) as usize)
+            .collect()
+    }
+
+    /// TLPs ending in this beat, and the last Dword of each.
+    pub fn ends(&self) -> Vec<usize> {
+        let eop = self.user(rc_user::IS_EOP, 2);
+        (0..eop.count_ones() as usize)
+            .map(|i| self.user(rc_user::IS_EOP0_PTR + 4 * i, 4) as usize)
+            .collect()
+    }
 }
 
 /// A memory access in flight to host memory, applied in order.
@@ -193,8 +258,10 @@ pub struct RootComplex {
     reads: BTreeMap<u64, Read>,
     next_read: u64,
     tags_out: [bool; 256],
-    /// Beats of the completion being sent.
+    /// Beats of the completions being sent.
     rc_queue: VecDeque<RcBeat>,
+    /// The queue's last beat may take a second completion at Dword 8.
+    rc_tail_open: bool,
     rc_credit: i64,
     rc_refilled: u64,
     rq_credit: i64,
@@ -264,6 +331,7 @@ impl RootComplex {
             next_read: 0,
             tags_out: [false; 256],
             rc_queue: VecDeque::new(),
+            rc_tail_open: false,
             rc_refilled: 0,
             rq_refilled: 0,
             rng,
@@ -507,11 +575,16 @@ impl RootComplex {
         if self.rc_credit < 0 {
             return None;
         }
-        if self.rc_queue.is_empty() {
+        // A beat with room for a second completion waits for nothing: the
+        // block straddles what is there when the beat leaves.
+        if self.rc_queue.is_empty() || (self.rc_queue.len() == 1 && self.rc_tail_open) {
             self.next_completion(now);
         }
         let beat = self.rc_queue.pop_front()?;
-        self.rc_credit -= 4 * i64::from(beat.tkeep.count_ones());
+        if self.rc_queue.is_empty() {
+            self.rc_tail_open = false;
+        }
+        self.rc_credit -= i64::from(beat.payload_bytes);
         self.stats.rc_beats += 1;
         Some(beat)
     }
@@ -577,20 +650,61 @@ impl RootComplex {
             self.reads.remove(&id);
             self.tags_out[usize::from(tag)] = false;
         }
-        // Descriptor (3 Dwords), then the payload, 16 Dwords a beat.
         let mut dws: Vec<u32> = words[..3].to_vec();
         dws.extend(payload);
-        let beats = dws.len().div_ceil(BEAT_WORDS);
-        for (i, chunk) in dws.chunks(BEAT_WORDS).enumerate() {
-            let mut tdata = [0u32; BEAT_WORDS];
-            tdata[..chunk.len()].copy_from_slice(chunk);
-            self.rc_queue.push_back(RcBeat {
-                tdata,
-                tkeep: ((1u32 << chunk.len()) - 1) as u16,
-                tlast: i + 1 == beats,
-            });
-        }
+        self.queue_completion(&dws);
         self.stats.completions += 1;
+    }
+
+    /// Lays a completion (descriptor, then payload Dwords) into RC beats:
+    /// from Dword 8 of the last queued beat if it has room (straddle), else
+    /// from Dword 0 of a new beat.
+    fn queue_completion(&mut self, dws: &[u32]) {
+        let straddle = self.config.rc_straddle;
+        let mut at = if self.rc_tail_open { 8 } else { 0 };
+        if self.rc_tail_open {
+            self.stats.straddled_beats += 1;
+        } else {
+            self.rc_queue.push_back(RcBeat::empty(straddle));
+        }
+        {
+            let beat = self.rc_queue.back_mut().unwrap();
+            let n = beat.user(rc_user::IS_SOP, 2).count_ones() as usize;
+            put(&mut beat.tuser, rc_user::IS_SOP + n, 1, 1);
+            put(
+                &mut beat.tuser,
+                rc_user::IS_SOP0_PTR + 2 * n,
+                2,
+                at as u64 / 4,
+            );
+        }
+        for (i, &w) in dws.iter().enumerate() {
+            if at == BEAT_WORDS {
+                self.rc_queue.push_back(RcBeat::empty(straddle));
+                at = 0;
+            }
+            let beat = self.rc_queue.back_mut().unwrap();
+            beat.tdata[at] = w;
+            if !straddle {
+                beat.tkeep |= 1 << at;
+            }
+            if i >= 3 {
+                beat.payload_bytes += 4;
+            }
+            at += 1;
+        }
+        let last = at - 1;
+        let beat = self.rc_queue.back_mut().unwrap();
+        let n = beat.user(rc_user::IS_EOP, 2).count_ones() as usize;
+        put(&mut beat.tuser, rc_user::IS_EOP + n, 1, 1);
+        put(
+            &mut beat.tuser,
+            rc_user::IS_EOP0_PTR + 4 * n,
+            4,
+            last as u64,
+        );
+        beat.tlast = !straddle;
+        self.rc_tail_open = straddle && last <= 7;
     }
 
     /// The cycle by which every write taken so far is in host memory, if one

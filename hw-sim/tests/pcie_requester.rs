@@ -17,6 +17,7 @@ use std::collections::VecDeque;
 
 use homa_hw::pcie::rq_read::read_request_bytes;
 use homa_hw::pcie::rq_write::payload_bytes;
+use homa_hw_sim::dma_link::offer_rc_beat;
 use homa_hw_sim::host_memory::HostMemory;
 use homa_hw_sim::root_complex::{RootComplex, RootComplexConfig};
 use homa_hw_sim::{PcieRequester, Sim};
@@ -109,9 +110,29 @@ struct Outcome {
     reads: u64,
     writes: u64,
     failed_reads: u64,
+    rc_stalls: u64,
 }
 
-fn run(seed: u64, cfg_mps: u8, cfg_mrrs: u8, rounds: usize, ops_per_round: usize) -> Outcome {
+/// How the root complex shapes completions.
+#[derive(Clone, Copy)]
+struct Rc {
+    straddle: bool,
+    max_completion_bytes: u32,
+}
+
+const STRADDLED: Rc = Rc {
+    straddle: true,
+    max_completion_bytes: 256,
+};
+
+fn run(
+    seed: u64,
+    cfg_mps: u8,
+    cfg_mrrs: u8,
+    rounds: usize,
+    ops_per_round: usize,
+    shape: Rc,
+) -> Outcome {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut host = HostMemory::new();
     host.map(R_BASE, R_LEN, "read area").unwrap();
@@ -124,7 +145,8 @@ fn run(seed: u64, cfg_mps: u8, cfg_mrrs: u8, rounds: usize, ops_per_round: usize
         read_jitter_cycles: 300,
         rq_stall_per_mille: 150,
         max_reads: 24,
-        max_completion_bytes: 256,
+        max_completion_bytes: shape.max_completion_bytes,
+        rc_straddle: shape.straddle,
         seed,
         ..RootComplexConfig::default()
     };
@@ -152,6 +174,7 @@ fn run(seed: u64, cfg_mps: u8, cfg_mrrs: u8, rounds: usize, ops_per_round: usize
         reads: 0,
         writes: 0,
         failed_reads: 0,
+        rc_stalls: 0,
     };
     let mut rc_held = None;
     let mut cycle = 2u64;
@@ -235,15 +258,7 @@ fn run(seed: u64, cfg_mps: u8, cfg_mrrs: u8, rounds: usize, ops_per_round: usize
             if rc_held.is_none() {
                 rc_held = rc.rc_beat(cycle);
             }
-            match &rc_held {
-                Some(b) => {
-                    uut.set_m_axis_rc_tvalid(true);
-                    uut.set_m_axis_rc_tdata(&b.tdata);
-                    uut.set_m_axis_rc_tkeep(b.tkeep);
-                    uut.set_m_axis_rc_tlast(b.tlast);
-                }
-                None => uut.set_m_axis_rc_tvalid(false),
-            }
+            offer_rc_beat(&mut uut, rc_held.as_ref());
             uut.eval();
 
             // ---- handshakes ----
@@ -312,10 +327,14 @@ fn run(seed: u64, cfg_mps: u8, cfg_mrrs: u8, rounds: usize, ops_per_round: usize
                 out.rq_beats += 1;
                 progress = true;
             }
-            if rc_held.is_some() && uut.m_axis_rc_tready() {
-                rc_held = None;
-                out.rc_beats += 1;
-                progress = true;
+            if rc_held.is_some() {
+                if uut.m_axis_rc_tready() {
+                    rc_held = None;
+                    out.rc_beats += 1;
+                    progress = true;
+                } else {
+                    out.rc_stalls += 1;
+                }
             }
             uut.tick();
             cycle += 1;
@@ -357,7 +376,8 @@ fn run(seed: u64, cfg_mps: u8, cfg_mrrs: u8, rounds: usize, ops_per_round: usize
     eprintln!(
         "seed {seed:#x}, MPS {} B, MRRS {} B: {} cycles; {} reads ({} failing as they should), {} writes; \
          core beats checked: {} read-response, {} write; RQ beats {} ({} write TLPs, {} read TLPs), \
-         RC beats {} ({} completions); RQ stalled {} cycles; reads out at most {}",
+         RC beats {} ({} completions, {} beats with a second completion starting at Dword 8, \
+         {} RC stall cycles); RQ stalled {} cycles; reads out at most {}",
         payload_bytes(cfg_mps),
         read_request_bytes(cfg_mrrs),
         out.cycles,
@@ -371,27 +391,53 @@ fn run(seed: u64, cfg_mps: u8, cfg_mrrs: u8, rounds: usize, ops_per_round: usize
         stats.read_tlps,
         out.rc_beats,
         stats.completions,
+        stats.straddled_beats,
+        out.rc_stalls,
         stats.rq_stalls,
         stats.max_reads_out
     );
     assert_eq!(u64::from(uut.write_tlps()), stats.write_tlps);
     assert_eq!(u64::from(uut.read_tlps()), stats.read_tlps);
+    // The run exercised what it claims to.
+    assert_eq!(shape.straddle, stats.straddled_beats > 0);
     out
 }
 
 #[test]
 fn random_reads_and_writes_match_a_plain_memory_mps256_mrrs512() {
-    run(0x5eed_0001, 1, 2, 40, 80);
+    run(0x5eed_0001, 1, 2, 40, 80, STRADDLED);
 }
 
 #[test]
 fn random_reads_and_writes_match_a_plain_memory_mps128_mrrs128() {
-    run(0x5eed_0002, 0, 0, 20, 80);
+    run(0x5eed_0002, 0, 0, 20, 80, STRADDLED);
 }
 
 #[test]
 fn random_reads_and_writes_match_a_plain_memory_mps512_mrrs4096() {
-    run(0x5eed_0003, 2, 5, 20, 80);
+    run(0x5eed_0003, 2, 5, 20, 80, STRADDLED);
+}
+
+/// Every completion one RCB (64 bytes) long: the most beats shared by two
+/// completions, and the most that start where the beat before left off.
+#[test]
+fn random_reads_match_with_every_completion_one_rcb_long() {
+    let shape = Rc {
+        straddle: true,
+        max_completion_bytes: 64,
+    };
+    run(0x5eed_0004, 1, 2, 20, 80, shape);
+}
+
+/// The block built with RC straddle off: one completion per beat, ended by
+/// `tlast` (the requester reads `is_eop` either way).
+#[test]
+fn random_reads_and_writes_match_a_plain_memory_straddle_off() {
+    let shape = Rc {
+        straddle: false,
+        max_completion_bytes: 256,
+    };
+    run(0x5eed_0005, 1, 2, 20, 80, shape);
 }
 
 /// A write outside every IOMMU region is a card bug and must end the

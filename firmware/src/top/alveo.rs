@@ -9,9 +9,10 @@
 //! PCIe: the host's BAR accesses reach the CSR port through our completer
 //! (`homa_hw::pcie::completer`: CQ in, CC out), and the core's DMA ports go
 //! out through our requester (`homa_hw::pcie::requester`: RQ out, RC in),
-//! with the MPS and MRRS the host negotiated; the IP is built with CQ, RQ
-//! and RC straddle off, which they need. All of it in the block's user clock
-//! domain (250 MHz), as the core. No interrupts yet (MSI-X): the host polls.
+//! with the MPS and MRRS the host negotiated; the IP is built with CQ and RQ
+//! straddle off and RC 2-TLP straddle on, as they take them. All of it in
+//! the block's user clock domain (250 MHz), as the core. No interrupts yet
+//! (MSI-X): the host polls.
 
 use rust_hdl::prelude::*;
 

@@ -2,7 +2,7 @@
 //! and write ports to the requester request stream (RQ) and the requester
 //! completion stream (RC) back. UltraScale+ integrated block
 //! (`pcie4_uscale_plus` / `pcie4c_uscale_plus`, PG213), 512-bit AXI4-Stream,
-//! Dword-aligned mode, RQ and RC straddle off.
+//! Dword-aligned mode, RQ straddle off, RC 2-TLP straddle on.
 //!
 //! Two halves, one file each: `rq_write` (writes: memory-write TLPs built
 //! store-and-forward, split at MPS multiples) and `rq_read` (reads: memory-read

@@ -1,8 +1,9 @@
 //! The core's DMA reads as memory-read TLPs on the hard block's requester
 //! request stream (RQ), and their completions from the requester completion
 //! stream (RC) reassembled into the core's read responses. 512-bit,
-//! Dword-aligned mode, RC straddle off (PG213, "Requester Completion
-//! Interface Operation (512-bit)").
+//! Dword-aligned mode, RC 2-TLP straddle (PG213, "Requester Completion
+//! Interface Operation (512-bit)", "Straddle Option"); it works unchanged
+//! with straddle off.
 //!
 //! RC descriptor, beat 0 bits 95:0 (PG213, "Requester Completion Descriptor
 //! Format"): [11:0] lower address (the low 12 bits of the first byte's
@@ -10,7 +11,12 @@
 //! count, [30] request completed (the last completion of its request),
 //! [42:32] Dword count, [45:43] completion status, [46] poisoned, [63:48]
 //! requester ID, [71:64] tag. Payload Dwords follow at bit 96.
-//! `m_axis_rc_tuser` [96]: discontinue (the completion was bad; discard).
+//! `m_axis_rc_tuser`: [65:64] is_sop (a TLP starts), [69:68] and [71:70]
+//! is_sop0_ptr and is_sop1_ptr (where, in units of 4 Dwords: 0 or 2),
+//! [77:76] is_eop (a TLP ends), [96] discontinue (the completion was bad;
+//! discard). With 2-TLP straddle a completion starts at Dword 0, or at
+//! Dword 8 of a beat in which the one before ended at Dword 7 or earlier;
+//! `tlast` is then always 0, so only is_sop/is_eop delimit completions.
 //!
 //! DESIGN NOTES
 //! ------------
@@ -41,9 +47,20 @@
 //!          line is written by exactly one completion and no byte enables are
 //!          needed: a line's lanes outside the request are never delivered.
 //!          Two RAM banks (even and odd lines) let a completion's last beat
-//!          write its final line and the partial one after it in one cycle,
-//!          so RC is always ready (`m_axis_rc_tready` is high: every byte
-//!          has its place before its request is issued).
+//!          write its final line and the partial one after it in one cycle.
+//!          A beat holds at most two completions: the one in its lower half
+//!          (started at Dword 0 or continuing) goes through the path above;
+//!          one starting at Dword 8 usually only sets up the next beat (its
+//!          own rotation into `carry`, its parameters into `k_*`: a second,
+//!          narrower path), since its bytes here (at most 20) complete no
+//!          line when its first byte is below lane 44 of its line. When they
+//!          would (a read's first completion starting late in a line), or
+//!          when it also ends in this beat, the beat is taken twice: RC is
+//!          held a cycle (`m_axis_rc_tready` low, from registers) and the
+//!          upper half, shifted down to Dword 0, goes through the main path
+//!          as a completion starting there (`shifted`: the rotation kept for
+//!          its later beats is 32 bytes off). Otherwise RC is always ready:
+//!          every byte has its place before its request is issued.
 //!          The completion marked "request completed" ends its TLP: the tag
 //!          is free, the entry has one TLP fewer out. A completion with an
 //!          error code, a status other than success, poisoned data or
@@ -140,13 +157,24 @@ pub struct RqReader {
     /// Offset of `sp_cur` from the request's base (address rounded to 64).
     sp_off: DFF<Bits<13>>,
     sp_line0: DFF<Bits<9>>,
+    /// MRRS - 1 from `cfg_max_read_req` (registered: it is set once, at
+    /// enumeration).
+    mrrs_mask: DFF<Bits<13>>,
     next_tag: DFF<Bits<6>>,
     busy: DFF<Bits<64>>,
+    /// `busy` at the tag in turn and the one after, a cycle ago; a TLP was
+    /// issued then (so the one after is in turn now).
+    nt_busy0: DFF<bool>,
+    nt_busy1: DFF<bool>,
+    nt_adv: DFF<bool>,
     /// Per tag: {low 12 address bits of its first byte [24:13], buffer line
     /// of that byte [12:4], request entry [3:0]}. Read with the RC beat's
     /// tag as it arrives, so the record is there when the registered beat
     /// is (a tag is reused only after its last completion).
     tag_ram: RAM<Bits<25>, 6>,
+    /// The same records, read with the tag of a completion starting at
+    /// Dword 8.
+    tag_ram_hi: RAM<Bits<25>, 6>,
     o_valid: DFF<bool>,
     o_desc: DFF<Bits<128>>,
     o_fbe: DFF<Bits<4>>,
@@ -155,8 +183,14 @@ pub struct RqReader {
     // ---- FILL ----
     rc_valid: DFF<bool>,
     rc_data: DFF<Bits<512>>,
-    rc_last: DFF<bool>,
+    /// The registered beat: the completion in its lower half ends
+    /// (is_eop[0]); a second one ends (is_eop[1]); one starts at Dword 8.
+    rc_eop0: DFF<bool>,
+    rc_eop1: DFF<bool>,
+    rc_hi_sop: DFF<bool>,
     rc_disc: DFF<bool>,
+    /// The registered beat is a held beat's upper half, shifted to Dword 0.
+    shifted: DFF<bool>,
     in_pkt: DFF<bool>,
     /// The completion being received: rotation in bytes, the next line,
     /// Dword count, last completion of its TLP, failed, entry, tag.
@@ -167,6 +201,28 @@ pub struct RqReader {
     k_err: DFF<bool>,
     k_idx: DFF<Bits<4>>,
     k_tag: DFF<Bits<6>>,
+    /// The completion being received started at Dword 8 (its last byte's
+    /// lane is 32 on from where Dword-0 arithmetic puts it).
+    k_s: DFF<bool>,
+    /// PLACE: the beat of the cycle before and what FILL worked out for it:
+    /// Dwords to shift {beat, beat} right by, for the lower completion and
+    /// for one starting at Dword 8; Dwords of the line taken from `carry`;
+    /// the Dword-8 completion continues; line a, write it, write a + 1; its
+    /// completion ends, the end of its TLP, failed, entry, tag.
+    p_valid: DFF<bool>,
+    p_data: DFF<Bits<512>>,
+    p_sh: DFF<Bits<5>>,
+    p_sh_hi: DFF<Bits<5>>,
+    p_lo: DFF<Bits<16>>,
+    p_hi: DFF<bool>,
+    p_line: DFF<Bits<9>>,
+    p_wa: DFF<bool>,
+    p_wb: DFF<bool>,
+    p_end: DFF<bool>,
+    p_done: DFF<bool>,
+    p_fail: DFF<bool>,
+    p_idx: DFF<Bits<4>>,
+    p_tag: DFF<Bits<6>>,
     carry: DFF<Bits<512>>,
     rc_errors_q: DFF<Bits<32>>,
     // ---- DELIVER ----
@@ -215,7 +271,6 @@ pub struct RqReader {
     h_addr: Signal<Local, Bits<64>>,
     h_len: Signal<Local, Bits<13>>,
     h_line: Signal<Local, Bits<9>>,
-    mrrs_mask: Signal<Local, Bits<13>>,
     to_bnd: Signal<Local, Bits<13>>,
     tl: Signal<Local, Bits<13>>,
     dw: Signal<Local, Bits<13>>,
@@ -225,6 +280,9 @@ pub struct RqReader {
     lbe: Signal<Local, Bits<4>>,
     last_lane: Signal<Local, Bits<2>>,
     tag_busy: Signal<Local, bool>,
+    nt_plus1: Signal<Local, Bits<6>>,
+    busy_at0: Signal<Local, Bits<64>>,
+    busy_at1: Signal<Local, Bits<64>>,
     issue: Signal<Local, bool>,
     tlp_line: Signal<Local, Bits<9>>,
     // Locals: FILL.
@@ -250,6 +308,18 @@ pub struct RqReader {
     end_lane: Signal<Local, Bits<6>>,
     neg_rb: Signal<Local, Bits<6>>,
     tlp_end: Signal<Local, bool>,
+    // Locals: FILL, a completion starting at Dword 8.
+    take: Signal<Local, bool>,
+    hi_lower: Signal<Local, Bits<12>>,
+    hi_slow: Signal<Local, bool>,
+    hi_fast: Signal<Local, bool>,
+    rb_hi: Signal<Local, Bits<6>>,
+    rdw: Signal<Local, Bits<4>>,
+    lo_mask_dw: [Signal<Local, Bits<32>>; 16],
+    rot_hi_wide: Signal<Local, Bits<1024>>,
+    th_idx: Signal<Local, Bits<4>>,
+    th_line: Signal<Local, Bits<9>>,
+    th_lo: Signal<Local, Bits<12>>,
     busy_clr: Signal<Local, Bits<64>>,
     busy_set: Signal<Local, Bits<64>>,
     // Locals: DELIVER.
@@ -319,9 +389,14 @@ impl Default for RqReader {
             sp_rem: Default::default(),
             sp_off: Default::default(),
             sp_line0: Default::default(),
+            mrrs_mask: Default::default(),
             next_tag: Default::default(),
             busy: Default::default(),
+            nt_busy0: Default::default(),
+            nt_busy1: Default::default(),
+            nt_adv: Default::default(),
             tag_ram: Default::default(),
+            tag_ram_hi: Default::default(),
             o_valid: Default::default(),
             o_desc: Default::default(),
             o_fbe: Default::default(),
@@ -329,8 +404,11 @@ impl Default for RqReader {
             tlps_q: Default::default(),
             rc_valid: Default::default(),
             rc_data: Default::default(),
-            rc_last: Default::default(),
+            rc_eop0: Default::default(),
+            rc_eop1: Default::default(),
+            rc_hi_sop: Default::default(),
             rc_disc: Default::default(),
+            shifted: Default::default(),
             in_pkt: Default::default(),
             k_rb: Default::default(),
             k_line: Default::default(),
@@ -339,6 +417,21 @@ impl Default for RqReader {
             k_err: Default::default(),
             k_idx: Default::default(),
             k_tag: Default::default(),
+            k_s: Default::default(),
+            p_valid: Default::default(),
+            p_data: Default::default(),
+            p_sh: Default::default(),
+            p_sh_hi: Default::default(),
+            p_lo: Default::default(),
+            p_hi: Default::default(),
+            p_line: Default::default(),
+            p_wa: Default::default(),
+            p_wb: Default::default(),
+            p_end: Default::default(),
+            p_done: Default::default(),
+            p_fail: Default::default(),
+            p_idx: Default::default(),
+            p_tag: Default::default(),
             carry: Default::default(),
             rc_errors_q: Default::default(),
             d_active: Default::default(),
@@ -381,7 +474,6 @@ impl Default for RqReader {
             h_addr: Default::default(),
             h_len: Default::default(),
             h_line: Default::default(),
-            mrrs_mask: Default::default(),
             to_bnd: Default::default(),
             tl: Default::default(),
             dw: Default::default(),
@@ -391,6 +483,9 @@ impl Default for RqReader {
             lbe: Default::default(),
             last_lane: Default::default(),
             tag_busy: Default::default(),
+            nt_plus1: Default::default(),
+            busy_at0: Default::default(),
+            busy_at1: Default::default(),
             issue: Default::default(),
             tlp_line: Default::default(),
             sop: Default::default(),
@@ -415,6 +510,17 @@ impl Default for RqReader {
             end_lane: Default::default(),
             neg_rb: Default::default(),
             tlp_end: Default::default(),
+            take: Default::default(),
+            hi_lower: Default::default(),
+            hi_slow: Default::default(),
+            hi_fast: Default::default(),
+            rb_hi: Default::default(),
+            rdw: Default::default(),
+            lo_mask_dw: Default::default(),
+            rot_hi_wide: Default::default(),
+            th_idx: Default::default(),
+            th_line: Default::default(),
+            th_lo: Default::default(),
             busy_clr: Default::default(),
             busy_set: Default::default(),
             head_ready: Default::default(),
@@ -455,8 +561,12 @@ impl Logic for RqReader {
             sp_rem,
             sp_off,
             sp_line0,
+            mrrs_mask,
             next_tag,
             busy,
+            nt_busy0,
+            nt_busy1,
+            nt_adv,
             o_valid,
             o_desc,
             o_fbe,
@@ -464,8 +574,11 @@ impl Logic for RqReader {
             tlps_q,
             rc_valid,
             rc_data,
-            rc_last,
+            rc_eop0,
+            rc_eop1,
+            rc_hi_sop,
             rc_disc,
+            shifted,
             in_pkt,
             k_rb,
             k_line,
@@ -474,6 +587,21 @@ impl Logic for RqReader {
             k_err,
             k_idx,
             k_tag,
+            k_s,
+            p_valid,
+            p_data,
+            p_sh,
+            p_sh_hi,
+            p_lo,
+            p_hi,
+            p_line,
+            p_wa,
+            p_wb,
+            p_end,
+            p_done,
+            p_fail,
+            p_idx,
+            p_tag,
             carry,
             rc_errors_q,
             d_active,
@@ -513,6 +641,8 @@ impl Logic for RqReader {
         }
         self.tag_ram.read_clock.next = self.clock.val();
         self.tag_ram.write_clock.next = self.clock.val();
+        self.tag_ram_hi.read_clock.next = self.clock.val();
+        self.tag_ram_hi.write_clock.next = self.clock.val();
         self.bank0.read_clock.next = self.clock.val();
         self.bank0.write_clock.next = self.clock.val();
         self.bank1.read_clock.next = self.clock.val();
@@ -595,24 +725,24 @@ impl Logic for RqReader {
             self.sp_off.d.next = bit_cast::<13, 6>(self.h_addr.val().get_bits::<6>(0));
             self.sp_line0.d.next = self.h_line.val();
         }
-        self.mrrs_mask.next = 4095.into();
+        self.mrrs_mask.d.next = 4095.into();
         if self.cfg_max_read_req.val() == 0 {
-            self.mrrs_mask.next = 127.into();
+            self.mrrs_mask.d.next = 127.into();
         }
         if self.cfg_max_read_req.val() == 1 {
-            self.mrrs_mask.next = 255.into();
+            self.mrrs_mask.d.next = 255.into();
         }
         if self.cfg_max_read_req.val() == 2 {
-            self.mrrs_mask.next = 511.into();
+            self.mrrs_mask.d.next = 511.into();
         }
         if self.cfg_max_read_req.val() == 3 {
-            self.mrrs_mask.next = 1023.into();
+            self.mrrs_mask.d.next = 1023.into();
         }
         if self.cfg_max_read_req.val() == 4 {
-            self.mrrs_mask.next = 2047.into();
+            self.mrrs_mask.d.next = 2047.into();
         }
-        self.to_bnd.next = (self.mrrs_mask.val()
-            - (self.sp_cur.q.val().get_bits::<13>(0) & self.mrrs_mask.val()))
+        self.to_bnd.next = (self.mrrs_mask.q.val()
+            - (self.sp_cur.q.val().get_bits::<13>(0) & self.mrrs_mask.q.val()))
             + 1;
         self.tl.next = self.sp_rem.q.val();
         if self.to_bnd.val() < self.sp_rem.q.val() {
@@ -630,15 +760,24 @@ impl Logic for RqReader {
             self.fbe.next = self.fbe0.val() & self.lbe0.val();
             self.lbe.next = 0.into();
         }
-        self.tag_busy.next = false;
-        for i in 0..TAGS {
-            if (self.next_tag.q.val().index() == i) & self.busy.q.val().get_bit(i) {
-                self.tag_busy.next = true;
-            }
+        // Whether the tag in turn is out, from registers: this cycle's
+        // `busy` at the tag in turn and at the one after it, read for the
+        // next cycle. A cycle stale, that errs only one way: the one tag a
+        // cycle can set is the tag in turn, which then moves on, so a stale
+        // bit is set only for a tag just freed (it waits a cycle more).
+        self.nt_plus1.next = self.next_tag.q.val() + 1;
+        self.busy_at0.next = self.busy.q.val() >> self.next_tag.q.val();
+        self.busy_at1.next = self.busy.q.val() >> self.nt_plus1.val();
+        self.nt_busy0.d.next = self.busy_at0.val().get_bit(0);
+        self.nt_busy1.d.next = self.busy_at1.val().get_bit(0);
+        self.tag_busy.next = self.nt_busy0.q.val();
+        if self.nt_adv.q.val() {
+            self.tag_busy.next = self.nt_busy1.q.val();
         }
         self.issue.next = self.sp_active.q.val()
             & !self.tag_busy.val()
             & (!self.o_valid.q.val() | self.m_ready.val());
+        self.nt_adv.d.next = self.issue.val();
         self.tlp_line.next =
             self.sp_line0.q.val() + bit_cast::<9, 7>(self.sp_off.q.val().get_bits::<7>(6));
         if self.m_ready.val() {
@@ -666,6 +805,9 @@ impl Logic for RqReader {
         self.tag_ram.write_data.next = bit_cast::<25, 4>(self.sp_idx.q.val())
             | (bit_cast::<25, 9>(self.tlp_line.val()) << 4)
             | (bit_cast::<25, 12>(self.sp_cur.q.val().get_bits::<12>(0)) << 13);
+        self.tag_ram_hi.write_address.next = self.next_tag.q.val();
+        self.tag_ram_hi.write_enable.next = self.issue.val();
+        self.tag_ram_hi.write_data.next = self.tag_ram.write_data.val();
         self.m_valid.next = self.o_valid.q.val();
         self.m_desc.next = self.o_desc.q.val();
         self.m_first_be.next = self.o_fbe.q.val();
@@ -673,21 +815,54 @@ impl Logic for RqReader {
         self.tlps.next = self.tlps_q.q.val();
 
         // ================= FILL =================
-        // Every RC beat is taken, and registered before use.
-        self.m_axis_rc_tready.next = true;
-        self.rc_valid.d.next = self.m_axis_rc_tvalid.val();
-        self.rc_data.d.next = self.m_axis_rc_tdata.val();
-        self.rc_last.d.next = self.m_axis_rc_tlast.val();
-        self.rc_disc.d.next = self.m_axis_rc_tuser.val().get_bit(96);
+        // A completion at Dword 8 that cannot be set up in passing (see
+        // DESIGN NOTES) holds RC for a cycle; every other beat is taken,
+        // and registered before use.
+        self.hi_lower.next = self.rc_data.q.val().get_bits::<12>(256);
+        self.hi_slow.next = self.rc_valid.q.val()
+            & self.rc_hi_sop.q.val()
+            & ((self.hi_lower.val().get_bits::<6>(0) >= 44) | self.rc_eop1.q.val());
+        self.hi_fast.next = self.rc_valid.q.val() & self.rc_hi_sop.q.val() & !self.hi_slow.val();
+        self.take.next = !self.hi_slow.val();
+        self.m_axis_rc_tready.next = self.take.val();
+        self.shifted.d.next = self.hi_slow.val();
+        if self.take.val() {
+            self.rc_valid.d.next = self.m_axis_rc_tvalid.val();
+            self.rc_data.d.next = self.m_axis_rc_tdata.val();
+            self.rc_eop0.d.next = self.m_axis_rc_tuser.val().get_bit(76);
+            self.rc_eop1.d.next = self.m_axis_rc_tuser.val().get_bit(77);
+            self.rc_hi_sop.d.next = (self.m_axis_rc_tuser.val().get_bit(64)
+                & (self.m_axis_rc_tuser.val().get_bits::<2>(68) == 2))
+                | (self.m_axis_rc_tuser.val().get_bit(65)
+                    & (self.m_axis_rc_tuser.val().get_bits::<2>(70) == 2));
+            self.rc_disc.d.next = self.m_axis_rc_tuser.val().get_bit(96);
+        } else {
+            // Again, the upper half as a beat of its own.
+            self.rc_data.d.next = self.rc_data.q.val() >> 256;
+            self.rc_eop0.d.next = self.rc_eop1.q.val();
+            self.rc_eop1.d.next = false;
+            self.rc_hi_sop.d.next = false;
+        }
         self.sop.next = self.rc_valid.q.val() & !self.in_pkt.q.val();
         if self.rc_valid.q.val() {
-            self.in_pkt.d.next = !self.rc_last.q.val();
+            self.in_pkt.d.next = !self.rc_eop0.q.val() | self.hi_fast.val();
+        }
+        if self.hi_slow.val() {
+            self.in_pkt.d.next = false;
         }
         self.lower.next = self.rc_data.q.val().get_bits::<12>(0);
+        // The lower half's record; held with RC, it is the upper half's.
         self.tag_ram.read_address.next = self.m_axis_rc_tdata.val().get_bits::<6>(64);
+        if !self.take.val() {
+            self.tag_ram.read_address.next = self.rc_data.q.val().get_bits::<6>(320);
+        }
+        self.tag_ram_hi.read_address.next = self.m_axis_rc_tdata.val().get_bits::<6>(320);
         self.t_idx.next = self.tag_ram.read_data.val().get_bits::<4>(0);
         self.t_line.next = self.tag_ram.read_data.val().get_bits::<9>(4);
         self.t_lo.next = self.tag_ram.read_data.val().get_bits::<12>(13);
+        self.th_idx.next = self.tag_ram_hi.read_data.val().get_bits::<4>(0);
+        self.th_line.next = self.tag_ram_hi.read_data.val().get_bits::<9>(4);
+        self.th_lo.next = self.tag_ram_hi.read_data.val().get_bits::<12>(13);
         // The completion's parameters: from the descriptor on its first
         // beat, from registers after.
         self.rb.next = self.k_rb.q.val();
@@ -721,46 +896,42 @@ impl Logic for RqReader {
             self.idx.next = self.t_idx.val();
             self.tag.next = self.rc_data.q.val().get_bits::<6>(64);
         }
-        self.dbl.next = (bit_cast::<1024, 512>(self.rc_data.q.val()) << 512)
-            | bit_cast::<1024, 512>(self.rc_data.q.val());
-        self.rot_wide.next =
-            self.dbl.val() >> (bits::<11>(512) - (bit_cast::<11, 6>(self.rb.val()) << 3));
-        self.rot.next = self.rot_wide.val().get_bits::<512>(0);
-        self.lo_mask.next =
-            self.all_ones.val() >> (bits::<11>(512) - (bit_cast::<11, 6>(self.rb.val()) << 3));
-        self.merged.next =
-            (self.carry.q.val() & self.lo_mask.val()) | (self.rot.val() & !self.lo_mask.val());
+        // Rotations in Dwords (the lanes of every byte are Dword aligned):
+        // the placing stage shifts {beat, beat} right by `16 - rb / 4`
+        // Dwords, and takes Dwords below `rb / 4` of a line from `carry`.
+        self.rdw.next = self.rb.val().get_bits::<4>(2);
+        self.rb_hi.next = (self.hi_lower.val().get_bits::<6>(0) & bits::<6>(0x3C)) - 44;
         // 64 - rb, at 6 bits before the comparison (Verilog would compare
         // at 32: RUSTHDL.md, `bit_cast(a + b)`).
         self.neg_rb.next = bits::<6>(0) - self.rb.val();
         // Lane of the completion's last byte in this (last) beat.
         self.end_lane.next = (bit_cast::<6, 11>(self.dwn.val()) << 2) + 11;
+        if !self.sop.val() & self.k_s.q.val() {
+            self.end_lane.next = (bit_cast::<6, 11>(self.dwn.val()) << 2) + 43;
+        }
         self.write_a.next = self.rc_valid.q.val()
             & (self.dwn.val() != 0)
             & (!self.sop.val() | (self.lower.val().get_bits::<6>(0) >= 12));
         self.write_b.next = self.rc_valid.q.val()
-            & self.rc_last.q.val()
+            & self.rc_eop0.q.val()
             & (self.dwn.val() != 0)
             & (self.rb.val() != 0)
             & (self.end_lane.val() >= self.neg_rb.val());
-        // Line a in its bank, line a + 1 in the other.
-        self.bank0.write_address.next = self.line_a.val().get_bits::<8>(1);
-        self.bank1.write_address.next = self.line_a.val().get_bits::<8>(1);
-        self.bank0.write_data.next = self.merged.val();
-        self.bank1.write_data.next = self.merged.val();
-        self.bank0.write_enable.next = self.write_a.val() & !self.line_a.val().get_bit(0);
-        self.bank1.write_enable.next = self.write_a.val() & self.line_a.val().get_bit(0);
-        if self.line_a.val().get_bit(0) {
-            // Line a is odd: line a + 1 is even, the next bank-0 address.
-            self.bank0.write_address.next = self.line_a.val().get_bits::<8>(1) + 1;
-            self.bank0.write_data.next = self.rot.val();
-            self.bank0.write_enable.next = self.write_b.val();
-        } else {
-            self.bank1.write_data.next = self.rot.val();
-            self.bank1.write_enable.next = self.write_b.val();
-        }
+        self.p_valid.d.next = self.rc_valid.q.val();
+        self.p_data.d.next = self.rc_data.q.val();
+        self.p_sh.d.next = bits::<5>(16) - bit_cast::<5, 4>(self.rdw.val());
+        self.p_sh_hi.d.next = bits::<5>(16) - bit_cast::<5, 4>(self.rb_hi.val().get_bits::<4>(2));
+        self.p_lo.d.next = (bits::<16>(1) << self.rdw.val()) - 1;
+        self.p_hi.d.next = self.hi_fast.val();
+        self.p_line.d.next = self.line_a.val();
+        self.p_wa.d.next = self.write_a.val();
+        self.p_wb.d.next = self.write_b.val();
+        self.p_end.d.next = self.rc_valid.q.val() & self.rc_eop0.q.val();
+        self.p_done.d.next = self.done.val();
+        self.p_fail.d.next = self.fail.val() | self.rc_disc.q.val();
+        self.p_idx.d.next = self.idx.val();
+        self.p_tag.d.next = self.tag.val();
         if self.rc_valid.q.val() {
-            self.carry.d.next = self.rot.val();
             self.k_rb.d.next = self.rb.val();
             self.k_line.d.next = self.line_a.val() + 1;
             self.k_dw.d.next = self.dwn.val();
@@ -768,14 +939,93 @@ impl Logic for RqReader {
             self.k_err.d.next = self.fail.val();
             self.k_idx.d.next = self.idx.val();
             self.k_tag.d.next = self.tag.val();
+            if self.sop.val() {
+                self.k_s.d.next = false;
+            }
+            if self.shifted.q.val() {
+                // Its later beats are laid out from Dword 8, not 0.
+                self.k_rb.d.next = self.rb.val() ^ bits::<6>(32);
+                self.k_s.d.next = true;
+            }
         }
-        self.tlp_end.next = self.rc_valid.q.val() & self.rc_last.q.val() & self.done.val();
-        if self.rc_valid.q.val() & self.rc_last.q.val() & (self.fail.val() | self.rc_disc.q.val()) {
+        if self.hi_fast.val() {
+            // All its bytes here wrap into the line of its first byte.
+            self.k_rb.d.next = self.rb_hi.val();
+            self.k_line.d.next = self.th_line.val()
+                + bit_cast::<9, 6>(
+                    self.hi_lower.val().get_bits::<6>(6) - self.th_lo.val().get_bits::<6>(6),
+                );
+            self.k_dw.d.next = self.rc_data.q.val().get_bits::<11>(288);
+            self.k_done.d.next = self.rc_data.q.val().get_bit(286);
+            self.k_err.d.next = (self.rc_data.q.val().get_bits::<4>(268) != 0)
+                | (self.rc_data.q.val().get_bits::<3>(299) != 0)
+                | self.rc_data.q.val().get_bit(302);
+            self.k_idx.d.next = self.th_idx.val();
+            self.k_tag.d.next = self.rc_data.q.val().get_bits::<6>(320);
+            self.k_s.d.next = true;
+        }
+
+        // ---- PLACE: the beat of the cycle before, on its lanes, into the
+        // buffer; its completion's end accounted. ----
+        self.dbl.next = (bit_cast::<1024, 512>(self.p_data.q.val()) << 512)
+            | bit_cast::<1024, 512>(self.p_data.q.val());
+        self.rot_wide.next = self.dbl.val() >> (bit_cast::<11, 5>(self.p_sh.q.val()) << 5);
+        self.rot.next = self.rot_wide.val().get_bits::<512>(0);
+        self.rot_hi_wide.next = self.dbl.val() >> (bit_cast::<11, 5>(self.p_sh_hi.q.val()) << 5);
+        for i in 0..16 {
+            self.lo_mask_dw[i].next = 0.into();
+            if self.p_lo.q.val().get_bit(i) {
+                self.lo_mask_dw[i].next = self.all_ones.val().get_bits::<32>(0);
+            }
+        }
+        self.lo_mask.next = bit_cast::<512, 32>(self.lo_mask_dw[0].val())
+            | (bit_cast::<512, 32>(self.lo_mask_dw[1].val()) << 32)
+            | (bit_cast::<512, 32>(self.lo_mask_dw[2].val()) << 64)
+            | (bit_cast::<512, 32>(self.lo_mask_dw[3].val()) << 96)
+            | (bit_cast::<512, 32>(self.lo_mask_dw[4].val()) << 128)
+            | (bit_cast::<512, 32>(self.lo_mask_dw[5].val()) << 160)
+            | (bit_cast::<512, 32>(self.lo_mask_dw[6].val()) << 192)
+            | (bit_cast::<512, 32>(self.lo_mask_dw[7].val()) << 224)
+            | (bit_cast::<512, 32>(self.lo_mask_dw[8].val()) << 256)
+            | (bit_cast::<512, 32>(self.lo_mask_dw[9].val()) << 288)
+            | (bit_cast::<512, 32>(self.lo_mask_dw[10].val()) << 320)
+            | (bit_cast::<512, 32>(self.lo_mask_dw[11].val()) << 352)
+            | (bit_cast::<512, 32>(self.lo_mask_dw[12].val()) << 384)
+            | (bit_cast::<512, 32>(self.lo_mask_dw[13].val()) << 416)
+            | (bit_cast::<512, 32>(self.lo_mask_dw[14].val()) << 448)
+            | (bit_cast::<512, 32>(self.lo_mask_dw[15].val()) << 480);
+        self.merged.next =
+            (self.carry.q.val() & self.lo_mask.val()) | (self.rot.val() & !self.lo_mask.val());
+        // Line a in its bank, line a + 1 in the other.
+        self.bank0.write_address.next = self.p_line.q.val().get_bits::<8>(1);
+        self.bank1.write_address.next = self.p_line.q.val().get_bits::<8>(1);
+        self.bank0.write_data.next = self.merged.val();
+        self.bank1.write_data.next = self.merged.val();
+        self.bank0.write_enable.next = self.p_wa.q.val() & !self.p_line.q.val().get_bit(0);
+        self.bank1.write_enable.next = self.p_wa.q.val() & self.p_line.q.val().get_bit(0);
+        if self.p_line.q.val().get_bit(0) {
+            // Line a is odd: line a + 1 is even, the next bank-0 address.
+            self.bank0.write_address.next = self.p_line.q.val().get_bits::<8>(1) + 1;
+            self.bank0.write_data.next = self.rot.val();
+            self.bank0.write_enable.next = self.p_wb.q.val();
+        } else {
+            self.bank1.write_data.next = self.rot.val();
+            self.bank1.write_enable.next = self.p_wb.q.val();
+        }
+        if self.p_valid.q.val() {
+            self.carry.d.next = self.rot.val();
+            if self.p_hi.q.val() {
+                // The completion starting at Dword 8 continues.
+                self.carry.d.next = self.rot_hi_wide.val().get_bits::<512>(0);
+            }
+        }
+        self.tlp_end.next = self.p_end.q.val() & self.p_done.q.val();
+        if self.p_end.q.val() & self.p_fail.q.val() {
             self.rc_errors_q.d.next = self.rc_errors_q.q.val() + 1;
         }
         self.busy_clr.next = 0.into();
         if self.tlp_end.val() {
-            self.busy_clr.next = bits::<64>(1) << self.tag.val();
+            self.busy_clr.next = bits::<64>(1) << self.p_tag.q.val();
         }
         self.busy_set.next = 0.into();
         if self.issue.val() {
@@ -784,20 +1034,16 @@ impl Logic for RqReader {
         }
         self.busy.d.next = (self.busy.q.val() & !self.busy_clr.val()) | self.busy_set.val();
         for i in 0..REQS {
-            if self.rc_valid.q.val()
-                & self.rc_last.q.val()
-                & (self.fail.val() | self.rc_disc.q.val())
-                & (self.idx.val().index() == i)
-            {
+            if self.p_end.q.val() & self.p_fail.q.val() & (self.p_idx.q.val().index() == i) {
                 self.e_err[i].d.next = true;
             }
             if (self.issue.val() & (self.sp_idx.q.val().index() == i))
-                & !(self.tlp_end.val() & (self.idx.val().index() == i))
+                & !(self.tlp_end.val() & (self.p_idx.q.val().index() == i))
             {
                 self.e_count[i].d.next = self.e_count[i].q.val() + 1;
             }
             if !(self.issue.val() & (self.sp_idx.q.val().index() == i))
-                & (self.tlp_end.val() & (self.idx.val().index() == i))
+                & (self.tlp_end.val() & (self.p_idx.q.val().index() == i))
             {
                 self.e_count[i].d.next = self.e_count[i].q.val() - 1;
             }
@@ -917,9 +1163,18 @@ impl Logic for RqReader {
             self.sp_active.d.next = false;
             self.next_tag.d.next = 0.into();
             self.busy.d.next = 0.into();
+            self.nt_busy0.d.next = false;
+            self.nt_busy1.d.next = false;
+            self.nt_adv.d.next = false;
             self.o_valid.d.next = false;
             self.tlps_q.d.next = 0.into();
             self.rc_valid.d.next = false;
+            self.p_valid.d.next = false;
+            self.p_end.d.next = false;
+            self.p_wa.d.next = false;
+            self.p_wb.d.next = false;
+            self.rc_hi_sop.d.next = false;
+            self.shifted.d.next = false;
             self.in_pkt.d.next = false;
             self.rc_errors_q.d.next = 0.into();
             self.d_active.d.next = false;
