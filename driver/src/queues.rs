@@ -76,6 +76,9 @@ impl EndpointQueues {
         block.set_tx_ring(tx.iova(), tx_log2)?;
         block.set_completion_ring(completions.iova(), cpl_log2)?;
         block.set_port(port)?;
+        // A read back: the writes above are posted, and a read's completion
+        // passes none of them, so the endpoint takes traffic once it returns.
+        block.port()?;
         tracing::debug!(
             endpoint = index,
             port,

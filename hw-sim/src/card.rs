@@ -3,9 +3,14 @@
 //!
 //! DESIGN NOTES
 //! ------------
-//! - BAR: [`Card::csr_read`] and [`Card::csr_write`] drive the core's CSR port
-//!   and keep the rest of the card running while they do, as a BAR access on
-//!   PCIe would.
+//! - BAR: [`Card::csr_read`] and [`Card::csr_write`] keep the rest of the
+//!   card running while they take their cycles, as a BAR access on PCIe
+//!   would. Over the TLP link they are TLPs into the RTL completer, with the
+//!   host's MMIO latency (`bar_link`): a write is posted (it reaches the core
+//!   400 ns later; the call takes one cycle), a read waits about 0.8 us for
+//!   its completion. Over the ideal link they drive the core's CSR port
+//!   directly, in 2-3 cycles. Board registers (address bit 23) are reached
+//!   directly either way; on a board the completer's port feeds them too.
 //! - DMA: the core's read-request, read-response and write ports go to host
 //!   memory ([`HostMemory`]) over a link (`dma_link`): by default, as on a
 //!   board, through the RTL PCIe requester and a root-complex model at TLP
@@ -55,6 +60,7 @@
 use std::collections::VecDeque;
 
 use crate::axis::{frame_to_beats, Beat};
+use crate::bar_link::CompleterBar;
 use crate::board::{Board, BoardConfig, BoardEvent};
 use crate::cable::FRAMING_BYTES;
 use crate::csr::{self, CsrPort};
@@ -101,6 +107,11 @@ pub struct Card {
     board: Option<Board>,
     /// The DMA path to host memory.
     link: DmaLink,
+    /// The BAR path through the completer (TLP link; None: the CSR port
+    /// driven directly).
+    bar: Option<CompleterBar>,
+    /// The CSR port is driven directly this cycle ([`Card::csr_peek`]).
+    peeking: bool,
     /// Beats of the frame being transmitted.
     tx_partial: Vec<u8>,
     transmitted: Vec<TxFrame>,
@@ -160,7 +171,13 @@ impl Card {
     }
 
     fn build(name: &str, traced: bool, link: LinkConfig) -> Card {
+        let bar = match &link {
+            LinkConfig::Tlp(c) => Some(CompleterBar::new(c.mmio.clone(), name, traced)),
+            LinkConfig::Ideal(_) => None,
+        };
         Card {
+            bar,
+            peeking: false,
             core: Self::new_core(name, traced),
             name: name.to_string(),
             traced,
@@ -239,7 +256,10 @@ impl Card {
 
     /// Nothing in flight between the core and the rest of the card.
     fn core_quiet(&self) -> bool {
-        self.link.quiet() && self.rx_beats.is_empty() && self.tx_partial.is_empty()
+        self.link.quiet()
+            && self.bar.as_ref().is_none_or(|b| b.queued() == 0)
+            && self.rx_beats.is_empty()
+            && self.tx_partial.is_empty()
     }
 
     fn board_event(&mut self, event: Option<BoardEvent>) {
@@ -251,6 +271,9 @@ impl Card {
                 let name = format!("{}-boot{boots}", self.name);
                 self.core = Self::new_core(&name, self.traced);
                 self.link.restart(&name, self.traced);
+                if let Some(bar) = self.bar.as_mut() {
+                    *bar = CompleterBar::new(bar.config().clone(), &name, self.traced);
+                }
                 self.tx_partial.clear();
                 self.rx_beats.clear();
             }
@@ -327,6 +350,11 @@ impl Card {
             }
             return;
         }
+        if let Some(bar) = self.bar.as_mut() {
+            bar.write(self.core.cycle(), addr, data);
+            self.step();
+            return;
+        }
         csr::write(self, addr, data);
     }
 
@@ -358,16 +386,71 @@ impl Card {
                 self.cycle()
             );
         }
-        let value = csr::read(self, addr).unwrap_or_else(|e| panic!("{e}"));
+        let (value, mut due) = match self.bar.as_mut() {
+            Some(_) => self.bar_read(addr),
+            None => {
+                let value = csr::read(self, addr).unwrap_or_else(|e| panic!("{e}"));
+                (value, self.core.cycle())
+            }
+        };
         // The read's completion travels behind the card's posted writes
         // (PCIe ordering): the host sees the value only once they are in its
         // memory.
         if let Some(visible) = self.link.writes_visible_at() {
-            while self.core.cycle() < visible {
-                self.step();
-            }
+            due = due.max(visible);
+        }
+        while self.core.cycle() < due {
+            self.step();
         }
         value
+    }
+
+    /// A register's value read through the core's CSR port directly, in 2-3
+    /// cycles, as a debugger (JTAG) would see it, not as a host does
+    /// ([`Card::csr_read`]: over the TLP link a BAR read takes about 0.8 us).
+    /// For harnesses that account for the card's counters while traffic
+    /// runs. Waits first for BAR requests already made.
+    pub fn csr_peek(&mut self, addr: u32) -> u32 {
+        if self.board_for(addr).is_some() || !self.is_up() {
+            return self.csr_read(addr);
+        }
+        while self.bar.as_ref().is_some_and(|b| !b.idle()) {
+            self.step();
+        }
+        self.peeking = true;
+        let value = csr::read(self, addr).unwrap_or_else(|e| panic!("{e}"));
+        self.peeking = false;
+        value
+    }
+
+    /// A read through the completer: its value, and the core cycle the host
+    /// has it.
+    fn bar_read(&mut self, addr: u32) -> (u32, u64) {
+        let bar = self.bar.as_mut().unwrap();
+        let mmio = bar.config().clone();
+        // Behind the writes queued before it, two cycles each in the block.
+        let limit = mmio.to_card_cycles
+            + mmio.to_host_cycles
+            + 4 * bar.queued() as u64
+            + csr::CSR_READ_TIMEOUT_CYCLES;
+        let tag = bar.read_request(self.core.cycle(), addr);
+        for _ in 0..limit {
+            self.step();
+            let bar = self.bar.as_mut().unwrap();
+            if let Some((left, cpl)) = bar.take_completion(tag) {
+                assert!(
+                    cpl.status == 0 && cpl.data.len() == 1,
+                    "BAR read of {addr:#08x}: completion status {} with {} Dwords",
+                    cpl.status,
+                    cpl.data.len()
+                );
+                return (cpl.data[0], left + mmio.to_host_cycles);
+            }
+        }
+        panic!(
+            "BAR read of {addr:#08x} got no completion within {limit} cycles (cycle {}): the core did not answer the completer",
+            self.cycle()
+        );
     }
 
     /// The board, if the card has one and `addr` is its (address bit 23).
@@ -454,9 +537,15 @@ impl Card {
 
         // DMA last (its link may settle the core with it), then count the
         // handshakes of this edge.
+        if let Some(bar) = self.bar.as_mut() {
+            bar.present(c, now, !self.peeking);
+        }
         self.link.present(c, now, &mut self.dma_faults);
         c.eval();
         self.link.settled(c, now, &mut self.dma_faults);
+        if let Some(bar) = self.bar.as_mut() {
+            bar.settled(now);
+        }
         let rx_taken = !self.rx_beats.is_empty() && c.s_axis_rx_tready();
         let tx_beat = (c.m_axis_tx_tvalid() && c.m_axis_tx_tready()).then(|| {
             (
@@ -470,6 +559,9 @@ impl Card {
         });
         c.tick();
         self.link.tick();
+        if let Some(bar) = self.bar.as_mut() {
+            bar.tick();
+        }
 
         if rx_taken {
             let b = self.rx_beats.pop_front().unwrap();

@@ -34,6 +34,7 @@ use std::collections::VecDeque;
 use homa_hw::pcie::rq_read::read_request_bytes;
 use homa_hw::pcie::rq_write::payload_bytes;
 
+use crate::bar_link::MmioConfig;
 use crate::host_memory::{DmaFault, ExpectOk, HostMemory, BEAT_BYTES};
 use crate::pcie::{lanes_to_words, words_to_lanes, PcieConfig, PcieModel, ReadBeat, ReadError};
 use crate::root_complex::{RcBeat, RootComplex, RootComplexConfig, RqError};
@@ -65,9 +66,12 @@ impl From<TlpConfig> for LinkConfig {
 }
 
 /// The TLP link: the host's timing and the hard block's negotiated sizes.
+/// It carries the host's BAR accesses too (`bar_link`): through the RTL
+/// completer, with `mmio`'s latency.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlpConfig {
     pub root: RootComplexConfig,
+    pub mmio: MmioConfig,
     /// `cfg_max_payload`: 0 = 128 B, 1 = 256 B (most servers), 2 = 512 B.
     pub max_payload: u8,
     /// `cfg_max_read_req`: 0 = 128 B ... 2 = 512 B (Linux's default) ... 5 =
@@ -79,6 +83,7 @@ impl Default for TlpConfig {
     fn default() -> Self {
         TlpConfig {
             root: RootComplexConfig::default(),
+            mmio: MmioConfig::default(),
             max_payload: 1,
             max_read_req: 2,
         }
@@ -99,6 +104,7 @@ impl TlpConfig {
                 seed,
                 ..RootComplexConfig::default()
             },
+            mmio: MmioConfig::default(),
             max_payload: 0,
             max_read_req: 2,
         }

@@ -22,6 +22,7 @@
 //! panics. VCD time is in picoseconds with a 4 ns (250 MHz) clock.
 
 pub mod axis;
+pub mod bar_link;
 pub mod board;
 pub mod cable;
 pub mod card;

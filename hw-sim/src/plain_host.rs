@@ -150,6 +150,11 @@ impl PlainHost {
             }
             card.csr_write(b + endpoint::PORT, ep.port as u32);
         }
+        // A read flushes the posted writes before it (a read passes no
+        // posted write): the endpoints are open when this returns.
+        if !endpoints.is_empty() {
+            card.csr_read(endpoint::base(endpoints.len() - 1) + endpoint::PORT);
+        }
         PlainHost {
             layout,
             tx_next: vec![0; endpoints.len()],

@@ -684,6 +684,7 @@ fn while_tick_ns_is_0_the_timers_tick_only_on_the_timer_tick_input() {
     h.card.csr_write(timer::BASE + timer::TICK_NS, 0);
     h.card.csr_write(timer::BASE + timer::RESEND_TICKS, 2);
     h.card.csr_write(timer::BASE + timer::RESEND_INTERVAL, 3);
+    h.flush();
     let fill = |i: usize| (i % 13) as u8;
     let len = 4 * PAYLOAD;
     for index in [0, 2, 3] {
@@ -726,6 +727,7 @@ fn expiring(h: &mut TestHost, timeout: u32) {
     h.card.csr_write(timer::BASE + timer::RESEND_TICKS, 0);
     h.card
         .csr_write(timer::BASE + timer::TIMEOUT_TICKS, timeout);
+    h.flush();
 }
 
 fn sweeps(h: &mut TestHost) -> u32 {

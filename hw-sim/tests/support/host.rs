@@ -82,6 +82,14 @@ impl TestHost {
         }
     }
 
+    /// Reads a register back: a read passes no posted write, so every CSR
+    /// write made before it has reached the core when this returns (over
+    /// the TLP link a write lands 400 ns after it is made).
+    pub fn flush(&mut self) {
+        self.card
+            .csr_read(homa_hw::regmap::endpoint::base(0) + homa_hw::regmap::endpoint::PORT);
+    }
+
     /// Writes the descriptor into the endpoint's next TX slot (does not ring).
     pub fn post(&mut self, s: &Send) {
         self.host.post(&mut self.card, s);
