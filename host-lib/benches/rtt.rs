@@ -1,8 +1,9 @@
 //! Benchmarks in simulated time (not wall-clock timed tests): the unloaded
 //! RTT of a 100-byte RPC between two simulated cards, in cycles and in us at
 //! 250 MHz, over the TLP link (the cards' default: DMA through the PCIe
-//! requester's RTL and the root-complex model) and over the ideal link (the
-//! core's DMA ports served directly), the difference being the cost of
+//! requester's RTL and the root-complex model, BAR accesses through the
+//! completer's RTL with the host's MMIO latency) and over the ideal link (the
+//! core's ports served directly), the difference being the cost of
 //! realism; each broken down by the network's frame
 //! log into the card's doorbell-to-wire and wire-to-completion times; and how
 //! many cycles per wall second Verilator runs for the two-card network.
@@ -31,7 +32,7 @@ fn main() {
     let (tlp, _network, nics, mut client, mut server) = rtt(LinkConfig::default(), "TLP link");
     let (ideal, ..) = rtt(LinkConfig::Ideal(PcieConfig::default()), "ideal DMA link");
     println!(
-        "cost of the TLP link (PCIe requester RTL, completions split and reordered, posted writes visible after 400 ns): {} cycles, {:.2} us a round trip",
+        "cost of the TLP link (PCIe requester and completer RTL, completions split and reordered, posted writes visible after 400 ns, doorbells at the card 400 ns after they are rung): {} cycles, {:.2} us a round trip",
         tlp - ideal,
         (tlp - ideal) as f64 * nics[0].cycle_ns() / 1000.0
     );
