@@ -2,8 +2,8 @@
 //! completer-request TLPs (CQ) at the RTL completer (`homa_hw::pcie::
 //! completer`), whose CSR port drives the core's, and a read's value goes
 //! back as a completer completion (CC); so they do here, with the host's
-//! MMIO latency each way. The card's `Direct` path, for the ideal DMA link,
-//! drives the core's CSR port itself, as before the completer existed.
+//! MMIO latency each way. Over the ideal DMA link the card drives the
+//! core's CSR port itself (`csr.rs`), as it did before the completer existed.
 //!
 //! DESIGN NOTES
 //! ------------

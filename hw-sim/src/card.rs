@@ -257,7 +257,7 @@ impl Card {
     /// Nothing in flight between the core and the rest of the card.
     fn core_quiet(&self) -> bool {
         self.link.quiet()
-            && self.bar.as_ref().is_none_or(|b| b.queued() == 0)
+            && self.bar.as_ref().is_none_or(|b| b.idle())
             && self.rx_beats.is_empty()
             && self.tx_partial.is_empty()
     }

@@ -61,6 +61,13 @@
 //!          as a completion starting there (`shifted`: the rotation kept for
 //!          its later beats is 32 bytes off). Otherwise RC is always ready:
 //!          every byte has its place before its request is issued.
+//!          Two stages (250 MHz): the first works out, from the registered
+//!          beat's descriptors and the state of the completion it continues
+//!          (`k_*`), each completion's rotation, line and writes; PLACE
+//!          (`p_*`) rotates the beat a cycle later, merges it with `carry`,
+//!          writes the banks and accounts for a completion's end, so a
+//!          request's count of TLPs out drops in the cycle its last line is
+//!          written, as in one stage.
 //!          The completion marked "request completed" ends its TLP: the tag
 //!          is free, the entry has one TLP fewer out. A completion with an
 //!          error code, a status other than success, poisoned data or
