@@ -162,17 +162,14 @@ pub struct RootComplexStats {
 }
 
 /// `m_axis_rc_tuser` bits (512-bit interface, PG213): is_sop[3:0] at 64,
-/// is_sop0_ptr at 68 and is_sop1_ptr at 70 (in units of 4 Dwords), is_eop[3:0]
-/// at 76, is_eop0_ptr at 80 and is_eop1_ptr at 84 (a TLP's last Dword),
-/// discontinue at 96.
+/// is_sop0_ptr at 68 and is_sop1_ptr at 70 (2 bits each, in units of 4
+/// Dwords), is_eop[3:0] at 76, is_eop0_ptr at 80 and is_eop1_ptr at 84 (4
+/// bits each, a TLP's last Dword), discontinue at 96 (never set here).
 pub mod rc_user {
     pub const IS_SOP: usize = 64;
     pub const IS_SOP0_PTR: usize = 68;
-    pub const IS_SOP1_PTR: usize = 70;
     pub const IS_EOP: usize = 76;
     pub const IS_EOP0_PTR: usize = 80;
-    pub const IS_EOP1_PTR: usize = 84;
-    pub const DISCONTINUE: usize = 96;
     /// Words of the 161-bit bus.
     pub const WORDS: usize = 6;
 }
@@ -201,22 +198,6 @@ impl RcBeat {
 
     fn user(&self, lsb: usize, width: usize) -> u64 {
         get(&self.tuser, lsb, width)
-    }
-
-    /// TLPs starting in this beat, and the Dword each starts at.
-    pub fn starts(&self) -> Vec<usize> {
-        let sop = self.user(rc_user::IS_SOP, 2);
-        (0..sop.count_ones() as usize)
-            .map(|i| 4 * self.user(rc_user::IS_SOP0_PTR + 2 * i, 2) as usize)
-            .collect()
-    }
-
-    /// TLPs ending in this beat, and the last Dword of each.
-    pub fn ends(&self) -> Vec<usize> {
-        let eop = self.user(rc_user::IS_EOP, 2);
-        (0..eop.count_ones() as usize)
-            .map(|i| self.user(rc_user::IS_EOP0_PTR + 4 * i, 4) as usize)
-            .collect()
     }
 }
 
