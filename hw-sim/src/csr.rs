@@ -38,6 +38,7 @@ pub(crate) fn write(port: &mut impl CsrPort, addr: u32, data: u32) {
     core.set_csr_addr(addr);
     core.set_csr_wr_data(data);
     core.set_csr_wr_en(true);
+    core.set_csr_rd_en(false);
     port.clock();
     port.core().set_csr_wr_en(false);
 }
@@ -47,6 +48,9 @@ pub(crate) fn read(port: &mut impl CsrPort, addr: u32) -> Result<u32, CsrTimeout
     let core = port.core();
     core.set_csr_addr(addr);
     core.set_csr_rd_en(true);
+    // Both enables, every time: another driver of the port (the completer,
+    // `bar_link`) may have left one set.
+    core.set_csr_wr_en(false);
     port.clock();
     port.core().set_csr_rd_en(false);
     for _ in 0..CSR_READ_TIMEOUT_CYCLES {
