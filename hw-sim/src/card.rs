@@ -52,6 +52,13 @@
 //!   does not run for it, so the core's cycle count does not include it.
 //!   Otherwise it steps cycle by cycle, exactly.
 //!
+//! - Interrupts: the host's MSI-X enable and function mask (configuration
+//!   space, in the PCIe block on a board) are [`Card::set_msix`]; the card's
+//!   messages are its DMA writes into the interrupt window
+//!   (`host_memory::MSI_WINDOW`), kept with the cycle they became visible
+//!   for [`Card::take_interrupts`]. A reboot clears MSI-X, as a function
+//!   that re-enumerates comes up with it off.
+//!
 //! Order within a cycle: read the core's settled outputs, answer them (write
 //! beat before read request: the PCIe model's ordering rule), present the
 //! inputs, evaluate, and only then count a handshake as done: AXI's rule is
@@ -65,7 +72,7 @@ use crate::board::{Board, BoardConfig, BoardEvent};
 use crate::cable::FRAMING_BYTES;
 use crate::csr::{self, CsrPort};
 use crate::dma_link::{DmaLink, LinkConfig, LinkStats};
-use crate::host_memory::{DmaFault, HostMemory};
+use crate::host_memory::{DmaFault, HostMemory, MsiMessage};
 use crate::{HomaCore, Sim};
 
 /// The MAC's line rate unless [`Card::set_mac_gbps`] changes it.
@@ -77,6 +84,15 @@ pub struct TxFrame {
     /// Cycle in which its last beat left the core.
     pub cycle: u64,
     pub bytes: Vec<u8>,
+}
+
+/// An interrupt message the card sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interrupt {
+    /// Cycle in which it reached the host (became visible, as the writes
+    /// before it).
+    pub cycle: u64,
+    pub message: MsiMessage,
 }
 
 /// What the card did besides its frames.
@@ -129,6 +145,11 @@ pub struct Card {
     dma_faults: Option<Vec<DmaFault>>,
     /// A tick owed to the core's `timer_tick` input ([`Card::timer_tick`]).
     timer_tick: bool,
+    /// MSI-X enabled and the function masked ([`Card::set_msix`]).
+    msix_enabled: bool,
+    msix_masked: bool,
+    /// Interrupt messages that reached the host and were not yet taken.
+    interrupts: Vec<Interrupt>,
 }
 
 impl Card {
@@ -194,6 +215,9 @@ impl Card {
             mac_credit_bits: 0,
             dma_faults: None,
             timer_tick: false,
+            msix_enabled: false,
+            msix_masked: false,
+            interrupts: Vec::new(),
         }
     }
 
@@ -276,6 +300,8 @@ impl Card {
                 }
                 self.tx_partial.clear();
                 self.rx_beats.clear();
+                self.msix_enabled = false;
+                self.msix_masked = false;
             }
             Some(BoardEvent::Reconfiguring) | None => {}
         }
@@ -460,6 +486,25 @@ impl Card {
             .filter(|_| addr & homa_hw::regmap::board::BASE != 0)
     }
 
+    /// What the host's writes to the MSI-X capability's Message Control say:
+    /// MSI-X enabled, the whole function masked (the VFIO kernel driver
+    /// sets both when a program asks for MSI-X vectors).
+    pub fn set_msix(&mut self, enabled: bool, masked: bool) {
+        self.msix_enabled = enabled;
+        self.msix_masked = masked;
+    }
+
+    /// The interrupt messages that reached the host since the last call,
+    /// oldest first.
+    pub fn take_interrupts(&mut self) -> Vec<Interrupt> {
+        std::mem::take(&mut self.interrupts)
+    }
+
+    /// Whether an interrupt message waits for [`Card::take_interrupts`].
+    pub fn interrupt_waiting(&self) -> bool {
+        !self.interrupts.is_empty()
+    }
+
     /// Runs `cycles` clock cycles.
     pub fn run(&mut self, cycles: u64) {
         for _ in 0..cycles {
@@ -505,6 +550,8 @@ impl Card {
         let now = self.core.cycle();
         let c = &mut self.core;
         c.set_timer_tick(std::mem::take(&mut self.timer_tick));
+        c.set_msix_enable(self.msix_enabled);
+        c.set_msix_mask(self.msix_masked);
 
         // RX port: the next queued beat, if any.
         match self.rx_beats.front() {
@@ -563,6 +610,14 @@ impl Card {
             bar.tick();
         }
 
+        if self.link.memory().msi_waiting() {
+            for message in self.link.memory_mut().take_msis() {
+                self.interrupts.push(Interrupt {
+                    cycle: self.cycle_base + now,
+                    message,
+                });
+            }
+        }
         if rx_taken {
             let b = self.rx_beats.pop_front().unwrap();
             if b.last {

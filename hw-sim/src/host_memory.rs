@@ -19,6 +19,12 @@
 //!   region: what an IOMMU enforces on a real card. An access that does not
 //!   is refused as a whole ([`DmaFault`]) and changes nothing.
 //!
+//! Interrupt messages: a 4-byte write by the card into [`MSI_WINDOW`] is an
+//! MSI/MSI-X message for the host's interrupt controller, not memory: it
+//! is kept as an [`MsiMessage`] (in the order the writes became visible) for
+//! [`HostMemory::take_msis`], and touches no page. Any other access there
+//! is refused like any access outside the mapped regions.
+//!
 //! The IOMMU here checks, it does not translate: an IOVA is the host address
 //! of the same byte (the driver maps each buffer at its own address, as
 //! ixy.rs does with VFIO). Regions never overlap; adjacent regions are fine,
@@ -39,6 +45,20 @@ pub const PAGE_BYTES: usize = 4096;
 /// Bytes in one beat of the core's 512-bit DMA data ports.
 pub const BEAT_BYTES: usize = 64;
 
+/// Where a write is an interrupt message rather than memory: x86's
+/// 0xFEEx_xxxx, which the interrupt controller claims (with interrupt
+/// remapping, checked against the device's interrupt table, not its DMA
+/// mappings).
+pub const MSI_WINDOW: std::ops::Range<u64> = 0xfee0_0000..0xfef0_0000;
+
+/// An interrupt message the card wrote: the MSI-X table entry's address and
+/// data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MsiMessage {
+    pub addr: u64,
+    pub data: u32,
+}
+
 /// Sparse host memory with the regions the card may reach by DMA.
 #[derive(Debug, Default, Clone)]
 pub struct HostMemory {
@@ -51,6 +71,8 @@ pub struct HostMemory {
     /// one starting at or before it, if it reaches that far. Changed only by
     /// `map` and `unmap` (the host).
     regions: BTreeMap<u64, Region>,
+    /// Interrupt messages written and not yet taken, oldest first.
+    msis: Vec<MsiMessage>,
 }
 
 /// A range of IOVAs the host allows the card to read and write.
@@ -196,6 +218,10 @@ impl HostMemory {
     ///
     /// Panics if the range overflows the 64-bit address space.
     pub fn write(&mut self, addr: u64, bytes: &[u8]) {
+        if let Some(msi) = as_msi(addr, bytes) {
+            self.msis.push(msi);
+            return;
+        }
         let mut done = 0;
         while done < bytes.len() {
             let a = offset(addr, done);
@@ -248,6 +274,16 @@ impl HostMemory {
         self.regions.values()
     }
 
+    /// The interrupt messages written since the last call, oldest first.
+    pub fn take_msis(&mut self) -> Vec<MsiMessage> {
+        std::mem::take(&mut self.msis)
+    }
+
+    /// Whether an interrupt message is waiting for [`HostMemory::take_msis`].
+    pub fn msi_waiting(&self) -> bool {
+        !self.msis.is_empty()
+    }
+
     /// Pages allocated so far (each PAGE_BYTES): what the sparse store costs.
     pub fn resident_pages(&self) -> usize {
         self.pages.len()
@@ -281,6 +317,12 @@ impl HostMemory {
     ) -> Result<(), DmaFault> {
         self.check_beat(iova, strobe)?;
         if strobe == 0 {
+            return Ok(());
+        }
+        let lane = strobe.trailing_zeros() as usize;
+        if strobe >> lane == 0xf && is_msi(iova + lane as u64, 4) {
+            let word: [u8; 4] = data[lane..lane + 4].try_into().unwrap();
+            self.write(iova + lane as u64, &word);
             return Ok(());
         }
         // The enabled span, page by page (a beat spans two at most): one
@@ -337,6 +379,9 @@ impl HostMemory {
             cycle: None,
         };
         let end = iova.checked_add(len).ok_or_else(fault)?;
+        if dir == DmaDir::Write && is_msi(iova, len) {
+            return Ok(());
+        }
         match self.regions.range(..=iova).next_back() {
             Some((_, r)) if end <= r.end() => Ok(()),
             _ => Err(fault()),
@@ -367,6 +412,20 @@ impl HostMemory {
             .entry(page)
             .or_insert_with(|| Box::new([0; PAGE_BYTES]))
     }
+}
+
+/// Whether a write of `len` bytes at `addr` is an interrupt message: one
+/// aligned Dword inside [`MSI_WINDOW`].
+fn is_msi(addr: u64, len: u64) -> bool {
+    len == 4 && addr.is_multiple_of(4) && MSI_WINDOW.contains(&addr)
+}
+
+fn as_msi(addr: u64, bytes: &[u8]) -> Option<MsiMessage> {
+    let word: [u8; 4] = bytes.try_into().ok()?;
+    is_msi(addr, 4).then(|| MsiMessage {
+        addr,
+        data: u32::from_le_bytes(word),
+    })
 }
 
 /// `addr + n`, panicking on a host access that runs off the address space.

@@ -50,6 +50,7 @@ pub mod models {
 
 pub use models::grant_scheduler::GrantScheduler;
 pub use models::homa_core::HomaCore;
+pub use models::interrupt_block::InterruptBlock;
 pub use models::pcie_completer::PcieCompleter;
 pub use models::pcie_requester::PcieRequester;
 pub use models::resend_timer::ResendTimer;

@@ -6,8 +6,9 @@
 //! packet, as far as GRANTs allow; header builder, framer); the RX path
 //! (parser and counters, store-and-forward FIFO, RX engine with the RPC table
 //! and the bpage pool: DATA in any order lands in the endpoint's bpages); the
-//! grant scheduler and the control sender (GRANTs, ACKs) between them; and the
-//! completion writer both paths share. Retransmission comes next. Top-level
+//! grant scheduler and the control sender (GRANTs, ACKs) between them; the
+//! completion writer both paths share, and the MSI-X interrupts that
+//! announce its entries. Top-level
 //! ports stay scalar (Verilator mangles the `$` in RustHDL's names of nested
 //! signals).
 //!
@@ -36,6 +37,7 @@ use crate::csr::endpoint_block::EndpointBlock;
 use crate::csr::grant_block::GrantBlock;
 use crate::csr::id_block::IdBlock;
 use crate::csr::interface_block::InterfaceBlock;
+use crate::csr::interrupt_block::InterruptBlock;
 use crate::csr::scratch_block::ScratchBlock;
 use crate::csr::timer_block::TimerBlock;
 use crate::leaf::cpl_writer::CplWriter;
@@ -77,6 +79,10 @@ pub struct HomaCore {
     /// card against real-time peers drives it from wall time. Boards tie it
     /// low.
     pub timer_tick: Signal<In, bool>,
+    /// From the PCIe block's configuration space: MSI-X is enabled, and
+    /// the function is masked (`cfg_interrupt_msix_enable[0]`, `_mask[0]`).
+    pub msix_enable: Signal<In, bool>,
+    pub msix_mask: Signal<In, bool>,
     /// CSR byte address.
     pub csr_addr: Signal<In, Bits<CSR_ADDR_BITS>>,
     pub csr_wr_data: Signal<In, Bits<32>>,
@@ -144,6 +150,9 @@ pub struct HomaCore {
     grant_csr: GrantBlock,
     grant_scheduler: GrantScheduler,
     timer_csr: TimerBlock,
+    /// MSI-X for the completion rings; its messages go out on the DMA
+    /// write port behind the completions they announce.
+    irq: InterruptBlock,
     resend_timer: ResendTimer,
     control_sender: ControlSender,
     /// The control sender is in the middle of a frame on the TX port.
@@ -201,6 +210,7 @@ pub struct HomaCore {
     interface_page: Constant<Bits<16>>,
     grant_page: Constant<Bits<16>>,
     timer_page: Constant<Bits<16>>,
+    interrupt_page: Constant<Bits<16>>,
     endpoint_page: [Constant<Bits<16>>; ENDPOINTS],
     endpoints_rd_data: Signal<Local, Bits<32>>,
     rd_data: DFF<Bits<32>>,
@@ -214,6 +224,8 @@ impl HomaCore {
             clock: Default::default(),
             reset: Default::default(),
             timer_tick: Default::default(),
+            msix_enable: Default::default(),
+            msix_mask: Default::default(),
             csr_addr: Default::default(),
             csr_wr_data: Default::default(),
             csr_wr_en: Default::default(),
@@ -264,6 +276,7 @@ impl HomaCore {
             endpoints: std::array::from_fn(EndpointBlock::new),
             grant_csr: Default::default(),
             timer_csr: Default::default(),
+            irq: Default::default(),
             resend_timer: Default::default(),
             grant_scheduler: Default::default(),
             control_sender: Default::default(),
@@ -297,6 +310,7 @@ impl HomaCore {
             interface_page: page(regmap::interface::BASE),
             grant_page: page(regmap::grant::BASE),
             timer_page: page(regmap::timer::BASE),
+            interrupt_page: page(regmap::interrupt::BASE),
             endpoint_page: std::array::from_fn(|e| page(endpoint::base(e))),
             endpoints_rd_data: Default::default(),
             rd_data: Default::default(),
@@ -849,8 +863,23 @@ impl Logic for HomaCore {
         self.tx_engine.m_cpl_ready.next =
             self.cpl_writer.s_cpl_ready.val() & !self.rx_engine.m_cpl_valid.val();
 
+        // ---- Interrupts ----
+        self.irq.clock.next = self.clock.val();
+        self.irq.reset.next = self.reset.val();
+        self.irq.offset.next = self.csr_addr.val().get_bits::<8>(0);
+        self.irq.select.next = self.csr_page.val() == self.interrupt_page.val();
+        self.irq.wr_en.next = self.csr_wr_en.val();
+        self.irq.wr_data.next = self.csr_wr_data.val();
+        self.irq.msix_enable.next = self.msix_enable.val();
+        self.irq.msix_mask.next = self.msix_mask.val();
+        for e in 0..ENDPOINTS {
+            self.irq.producer[e].next = self.cpl_writer.producer[e].val();
+            self.irq.consumer[e].next = self.endpoints[e].cpl_consumer.val();
+        }
+
         // ---- DMA writes: RX payload (through its FIFO and slice), whole
-        // transactions, else completions ----
+        // transactions, else completions, else interrupt messages (each
+        // behind the completion it announces) ----
         self.rx_wr_fifo.clock.next = self.clock.val();
         self.rx_wr_fifo.reset.next = self.rpc_reset.val();
         self.rx_wr_fifo.s_valid.next = self.rx_engine.m_dma_wr_valid.val();
@@ -872,11 +901,18 @@ impl Logic for HomaCore {
         self.rx_wr_grant.next = self.rx_wr_slice.m_valid.val()
             | self.rx_wr_fifo.holding.val()
             | self.rx_wr_busy.q.val();
-        self.m_dma_wr_valid.next = self.cpl_writer.m_dma_wr_valid.val();
-        self.m_dma_wr_addr.next = self.cpl_writer.m_dma_wr_addr.val();
-        self.m_dma_wr_data.next = self.cpl_writer.m_dma_wr_data.val();
-        self.m_dma_wr_strb.next = self.cpl_writer.m_dma_wr_strb.val();
-        self.m_dma_wr_last.next = self.cpl_writer.m_dma_wr_last.val();
+        self.m_dma_wr_valid.next = self.irq.m_dma_wr_valid.val();
+        self.m_dma_wr_addr.next = self.irq.m_dma_wr_addr.val();
+        self.m_dma_wr_data.next = self.irq.m_dma_wr_data.val();
+        self.m_dma_wr_strb.next = self.irq.m_dma_wr_strb.val();
+        self.m_dma_wr_last.next = self.irq.m_dma_wr_last.val();
+        if self.cpl_writer.m_dma_wr_valid.val() {
+            self.m_dma_wr_valid.next = true;
+            self.m_dma_wr_addr.next = self.cpl_writer.m_dma_wr_addr.val();
+            self.m_dma_wr_data.next = self.cpl_writer.m_dma_wr_data.val();
+            self.m_dma_wr_strb.next = self.cpl_writer.m_dma_wr_strb.val();
+            self.m_dma_wr_last.next = self.cpl_writer.m_dma_wr_last.val();
+        }
         if self.rx_wr_grant.val() {
             self.m_dma_wr_valid.next = self.rx_wr_slice.m_valid.val();
             self.m_dma_wr_addr.next = self.rx_wr_slice.m_addr.val();
@@ -892,6 +928,8 @@ impl Logic for HomaCore {
         }
         self.rx_wr_slice.m_ready.next = self.rx_wr_grant.val() & self.wr_ready.val();
         self.cpl_writer.m_dma_wr_ready.next = !self.rx_wr_grant.val() & self.wr_ready.val();
+        self.irq.m_dma_wr_ready.next =
+            !self.rx_wr_grant.val() & !self.cpl_writer.m_dma_wr_valid.val() & self.wr_ready.val();
         if self.rx_wr_slice.m_valid.val() & self.wr_ready.val() {
             self.rx_wr_busy.d.next = !self.rx_wr_slice.m_last.val();
         }
@@ -906,6 +944,7 @@ impl Logic for HomaCore {
             | self.netif.rd_data.val()
             | self.grant_csr.rd_data.val()
             | self.timer_csr.rd_data.val()
+            | self.irq.rd_data.val()
             | self.endpoints_rd_data.val();
         self.rd_valid.d.next = self.csr_rd_en.val() & !self.reset.val();
         self.csr_rd_data.next = self.rd_data.q.val();

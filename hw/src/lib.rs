@@ -98,6 +98,10 @@ pub fn designs() -> Vec<Design> {
         Design::generate("pcie_completer", pcie::completer::PcieCompleter::default()),
         Design::generate("pcie_requester", pcie::requester::PcieRequester::default()),
         Design::generate("rx_parser", rx::parser::RxParser::default()),
+        Design::generate(
+            "interrupt_block",
+            csr::interrupt_block::InterruptBlockHarness::default(),
+        ),
         Design::generate("resend_timer", rx::resend_timer::ResendTimer::default()),
         Design::generate("tx_header", tx::header::TxHeaderBuilder::default()),
         Design::generate("tx_framer", tx::framer::TxFramer::default()),

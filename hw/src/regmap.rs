@@ -42,6 +42,7 @@ pub mod block_type {
     pub const ENDPOINT: u32 = 0x484d_0005;
     pub const GRANT: u32 = 0x484d_0006;
     pub const TIMER: u32 = 0x484d_0007;
+    pub const INTERRUPT: u32 = 0x484d_0008;
 }
 
 /// The ID block: what this bitstream is and how it was built. Always first.
@@ -335,6 +336,68 @@ pub mod timer {
     pub const TIMEOUT_TICKS_DEFAULT: u32 = 200;
 }
 
+/// MSI-X interrupts: vector v tells the host that endpoint v's completion
+/// ring holds an entry it has not consumed. A vector fires once per arming:
+/// the host consumes what it finds, writes CPL_CONSUMER, writes ARM, and
+/// sleeps; the card sends the vector's message as soon as the ring is not
+/// empty (at once, if a completion came in between), then disarms it. So a
+/// host that polls while busy takes no interrupts, and one that sleeps
+/// misses none.
+///
+/// The MSI-X table and its Pending Bit Array are in this block (the IP's
+/// "MSI-X External" option: its capability points into BAR 0 here), 16
+/// bytes a vector as PCIe lays them out. The card sends a message as an
+/// ordinary posted write through its DMA write port, behind the completion
+/// it announces, so the host never wakes before the entry is visible.
+pub mod interrupt {
+    pub const BASE: u32 = 0x0600;
+    pub const VERSION: u32 = 0x0001_0000;
+    /// Vectors: one per endpoint. RO.
+    pub const VECTORS: u32 = 0x0c;
+    /// Moderation: the least time between two messages of one vector, in
+    /// ns (0 to 2^22; counted in 4 ns cycles). A vector re-armed sooner
+    /// waits out the rest. RW.
+    pub const HOLDOFF_NS: u32 = 0x10;
+    /// Write: arm the vectors whose bits are set (others unchanged). Read:
+    /// the armed vectors. RW.
+    pub const ARM: u32 = 0x14;
+    /// Messages sent (wraps). RO.
+    pub const SENT: u32 = 0x18;
+    /// Bit 0: MSI-X is enabled in the function's configuration space; bit
+    /// 1: the function is masked (both from the PCIe block). RO.
+    pub const STATUS: u32 = 0x1c;
+    /// Byte addresses in the BAR of the MSI-X table and PBA. RO.
+    pub const TABLE_OFFSET: u32 = 0x20;
+    pub const PBA_OFFSET: u32 = 0x24;
+    /// The MSI-X table: vector v's entry at `TABLE + 16 v`, words message
+    /// address low, high, message data, vector control (bit 0: masked; set
+    /// at reset). RW.
+    pub const TABLE: u32 = 0x80;
+    pub const ENTRY_BYTES: u32 = 16;
+    pub const ENTRY_ADDR_LO: u32 = 0x0;
+    pub const ENTRY_ADDR_HI: u32 = 0x4;
+    pub const ENTRY_DATA: u32 = 0x8;
+    pub const ENTRY_CONTROL: u32 = 0xc;
+    /// The Pending Bit Array: bit v set while vector v has a message held
+    /// back by a mask (the function's or its own); the second word reads 0.
+    /// RO.
+    pub const PBA: u32 = 0xc0;
+    /// The default moderation: 2 us, at most 500,000 messages a second a
+    /// vector, below what a host takes to wake a thread and re-arm.
+    pub const HOLDOFF_NS_DEFAULT: u32 = 2_000;
+    pub const HOLDOFF_NS_MAX: u32 = 1 << 22;
+    pub const DEFAULTS: [(u32, u32); 1] = [(HOLDOFF_NS, HOLDOFF_NS_DEFAULT)];
+
+    /// The table's and PBA's byte addresses in the BAR (the IP's MSI-X
+    /// capability is configured with them).
+    pub const fn table_offset() -> u32 {
+        BASE + TABLE
+    }
+    pub const fn pba_offset() -> u32 {
+        BASE + PBA
+    }
+}
+
 /// One block per endpoint: an application's Homa port with its rings. The
 /// record layouts the rings hold are in `homa_hw::host_abi`.
 ///
@@ -401,6 +464,7 @@ pub const BLOCKS: &[(u32, u32, u32)] = &[
     (block_type::INTERFACE, interface::VERSION, interface::BASE),
     (block_type::GRANT, grant::VERSION, grant::BASE),
     (block_type::TIMER, timer::VERSION, timer::BASE),
+    (block_type::INTERRUPT, interrupt::VERSION, interrupt::BASE),
     (block_type::ENDPOINT, endpoint::VERSION, endpoint::base(0)),
     (block_type::ENDPOINT, endpoint::VERSION, endpoint::base(1)),
     (block_type::ENDPOINT, endpoint::VERSION, endpoint::base(2)),

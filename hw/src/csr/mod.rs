@@ -11,6 +11,7 @@ pub mod endpoint_block;
 pub mod grant_block;
 pub mod id_block;
 pub mod interface_block;
+pub mod interrupt_block;
 pub mod scratch_block;
 pub mod timer_block;
 pub mod tunables;
