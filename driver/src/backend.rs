@@ -21,6 +21,14 @@
 //! to DMA memory issued before it ahead of the register write, so a doorbell
 //! never overtakes its descriptor.
 //!
+//! Interrupts: [`Backend::enable_interrupts`] turns on the card's MSI-X
+//! vectors (vector v announces endpoint v's completion ring; the card sends
+//! it once per arming, `regmap::interrupt`) and [`Backend::wait_interrupt`]
+//! sleeps on one. On a real card the VFIO kernel driver programs the MSI-X
+//! table and each vector signals an eventfd; the sim backend plays the
+//! kernel's part on the simulated card and its "sleep" runs the simulation
+//! until the message arrives.
+//!
 //! Methods take `&self`: several rings ring doorbells without borrowing the
 //! whole device mutably. The sim backend serialises through a mutex (its model
 //! is single threaded); a real card's BAR takes concurrent 32-bit writes.
@@ -80,6 +88,25 @@ pub trait Backend: Send + Sync {
         None
     }
 
+    /// Turns on `vectors` MSI-X vectors (0..vectors), each delivered to this
+    /// host on its own. Backends without interrupts refuse
+    /// ([`Error::NoInterrupts`]), and the caller polls.
+    fn enable_interrupts(&self, vectors: u32) -> Result<(), Error> {
+        let _ = vectors;
+        Err(Error::NoInterrupts {
+            backend: self.describe(),
+            why: "this backend has no interrupt delivery".into(),
+        })
+    }
+
+    /// Sleeps until `vector` fires or `timeout` passes (on a simulated
+    /// card, simulated time); returns how many times it fired since the
+    /// last wait on it, 0 if it did not.
+    fn wait_interrupt(&self, vector: u32, timeout: std::time::Duration) -> Result<u64, Error> {
+        let _ = timeout;
+        Err(Error::NoSuchVector { vector, enabled: 0 })
+    }
+
     /// The host sleeps for `duration` (waiting on something slow: a flash
     /// erase, a reboot). A real card: the thread sleeps. A simulated card: the
     /// time passes in the simulation, cheaply when the card is idle (see
@@ -136,6 +163,16 @@ macro_rules! forward_backend {
             }
             fn cycle(&self) -> Option<u64> {
                 (**self).cycle()
+            }
+            fn enable_interrupts(&self, vectors: u32) -> Result<(), Error> {
+                (**self).enable_interrupts(vectors)
+            }
+            fn wait_interrupt(
+                &self,
+                vector: u32,
+                timeout: std::time::Duration,
+            ) -> Result<u64, Error> {
+                (**self).wait_interrupt(vector, timeout)
             }
             fn sleep(&self, duration: std::time::Duration) {
                 (**self).sleep(duration)

@@ -6,7 +6,7 @@ use homa_hw::regmap;
 use crate::backend::Backend;
 use crate::discovery::{BlockList, DiscoveryError, RegisterBlock};
 use crate::regs::{
-    DesignVersion, EndpointBlock, IdBlock, InterfaceBlock, RxCountersBlock, ScratchBlock,
+    DesignVersion, EndpointBlock, IdBlock, InterfaceBlock, InterruptBlock, RxCountersBlock, ScratchBlock,
 };
 use crate::Error;
 
@@ -142,6 +142,12 @@ impl Device {
     pub fn interface(&self) -> Result<InterfaceBlock<'_>, Error> {
         let b = self.require(InterfaceBlock::TYPE, InterfaceBlock::VERSION)?;
         Ok(InterfaceBlock::at(self.backend(), b.base))
+    }
+
+    /// The interrupt block (MSI-X for the completion rings).
+    pub fn interrupts(&self) -> Result<InterruptBlock<'_>, Error> {
+        let b = self.require(InterruptBlock::TYPE, InterruptBlock::VERSION)?;
+        Ok(InterruptBlock::at(self.backend(), b.base))
     }
 
     /// Number of endpoint blocks the card has.

@@ -16,6 +16,12 @@ pub enum Error {
     /// Registers are 32 bits wide and word aligned.
     #[error("CSR offset {offset:#x} is not 32-bit aligned")]
     CsrMisaligned { offset: u32 },
+    /// The backend cannot deliver interrupts, or not as many vectors.
+    #[error("{backend} cannot deliver interrupts: {why}")]
+    NoInterrupts { backend: String, why: String },
+    /// A wait on a vector that was not enabled.
+    #[error("interrupt vector {vector} is not enabled ({enabled} are)")]
+    NoSuchVector { vector: u32, enabled: u32 },
     #[error(transparent)]
     Discovery(#[from] DiscoveryError),
     #[error(transparent)]

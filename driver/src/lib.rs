@@ -59,7 +59,7 @@ pub use error::Error;
 pub use pci::{PciAddress, PciId, HOMA_NIC_IDS};
 pub use queues::EndpointQueues;
 pub use regs::{
-    block_name, BlockHeader, DesignVersion, EndpointBlock, IdBlock, InterfaceBlock,
+    block_name, BlockHeader, DesignVersion, EndpointBlock, IdBlock, InterfaceBlock, InterruptBlock,
     RxCountersBlock, ScratchBlock, Version,
 };
 pub use ring::{CompletionRing, DescriptorRing, Doorbell, PhaseBit, RingError};

@@ -104,6 +104,9 @@ pub fn block_name(block_type: u32) -> Option<&'static str> {
         block_type::RX_COUNTERS => Some("RX counters"),
         block_type::INTERFACE => Some("interface"),
         block_type::ENDPOINT => Some("endpoint"),
+        block_type::GRANT => Some("grant"),
+        block_type::TIMER => Some("timer"),
+        block_type::INTERRUPT => Some("interrupt"),
         _ => None,
     }
 }
@@ -304,6 +307,81 @@ impl<'a> InterfaceBlock<'a> {
             .backend
             .csr_read(self.base + regmap::interface::RESET)?
             != 0)
+    }
+}
+
+/// The interrupt block: MSI-X for the completion rings, vector v for
+/// endpoint v (`regmap::interrupt`).
+pub struct InterruptBlock<'a> {
+    backend: &'a dyn Backend,
+    /// Base of the block, as discovered.
+    base: u32,
+}
+
+impl<'a> InterruptBlock<'a> {
+    pub const TYPE: u32 = block_type::INTERRUPT;
+    /// The version this driver was written against.
+    pub const VERSION: Version = Version::from_word(regmap::interrupt::VERSION);
+
+    /// The interrupt block at `base` (found by discovery).
+    pub fn at(backend: &'a dyn Backend, base: u32) -> Self {
+        InterruptBlock { backend, base }
+    }
+
+    /// Vectors the card has (one per endpoint).
+    pub fn vectors(&self) -> Result<u32, Error> {
+        self.backend
+            .csr_read(self.base + regmap::interrupt::VECTORS)
+    }
+
+    /// Arms `vector`: the card sends it once its ring holds an entry the
+    /// host has not consumed (at once if it does). Write CPL_CONSUMER first.
+    pub fn arm(&self, vector: u32) -> Result<(), Error> {
+        self.backend
+            .csr_write(self.base + regmap::interrupt::ARM, 1 << vector)
+    }
+
+    /// The armed vectors, bit v for vector v.
+    pub fn armed(&self) -> Result<u32, Error> {
+        self.backend.csr_read(self.base + regmap::interrupt::ARM)
+    }
+
+    /// Messages the card has sent (wraps).
+    pub fn sent(&self) -> Result<u32, Error> {
+        self.backend.csr_read(self.base + regmap::interrupt::SENT)
+    }
+
+    /// MSI-X enabled, and the function masked, as the card sees them.
+    pub fn status(&self) -> Result<(bool, bool), Error> {
+        let word = self
+            .backend
+            .csr_read(self.base + regmap::interrupt::STATUS)?;
+        Ok((word & 1 != 0, word & 2 != 0))
+    }
+
+    /// Vector `vector`'s MSI-X table entry: what the kernel writes when a
+    /// program asks for MSI-X (the sim backend plays the kernel with it).
+    pub fn program_vector(&self, vector: u32, address: u64, data: u32) -> Result<(), Error> {
+        use regmap::interrupt::*;
+        let entry = self.base + TABLE + vector * ENTRY_BYTES;
+        self.backend.csr_write(entry + ENTRY_ADDR_LO, address as u32)?;
+        self.backend
+            .csr_write(entry + ENTRY_ADDR_HI, (address >> 32) as u32)?;
+        self.backend.csr_write(entry + ENTRY_DATA, data)
+    }
+
+    /// Masks or unmasks `vector` (its table entry's vector control).
+    pub fn set_vector_masked(&self, vector: u32, masked: bool) -> Result<(), Error> {
+        use regmap::interrupt::*;
+        self.backend.csr_write(
+            self.base + TABLE + vector * ENTRY_BYTES + ENTRY_CONTROL,
+            masked.into(),
+        )
+    }
+
+    /// The Pending Bit Array's first word: vectors held back by a mask.
+    pub fn pending(&self) -> Result<u32, Error> {
+        self.backend.csr_read(self.base + regmap::interrupt::PBA)
     }
 }
 

@@ -27,6 +27,15 @@
 //!   card (DMA buffer accesses take the card alone, and never hold it while
 //!   taking the network).
 //!
+//! - Interrupts: the backend plays the host kernel and interrupt
+//!   controller. [`Backend::enable_interrupts`] does what vfio-pci does for
+//!   a program asking for MSI-X: programs the card's MSI-X table (vector v:
+//!   address `MSI_ADDRESS`, data `MSI_DATA_BASE + v`), unmasks the vectors
+//!   and enables MSI-X with the function unmasked. The card's messages
+//!   (`Card::take_interrupts`) are counted per vector, as eventfds count;
+//!   [`Backend::wait_interrupt`] runs the card (or its network) until one
+//!   arrives, or the timeout passes in simulated time.
+//!
 //! History: until the simulated host memory existed this file served DMA from
 //! a `Vec` per buffer; the move onto the card changed nothing outside it.
 
@@ -51,6 +60,22 @@ const SIM_IOVA_BASE: u64 = 1 << 32;
 /// End of the IOVA space (a 48-bit address, as a card's DMA engine takes).
 const SIM_IOVA_END: u64 = 1 << 48;
 
+/// Where the sim's interrupt controller takes messages, and the data of
+/// vector 0's (x86: the local APIC's window, and the first vector numbers
+/// a device gets).
+const MSI_ADDRESS: u64 = 0xfee0_0000;
+const MSI_DATA_BASE: u32 = 0x40;
+
+/// Cycles a wait for an interrupt on a network runs between looks.
+const IRQ_WAIT_STEP: u64 = 4;
+
+/// The interrupt controller's view of the card: vectors enabled and the
+/// messages each received and no one has waited for.
+#[derive(Default)]
+struct SimIrqs {
+    fired: Vec<u64>,
+}
+
 /// Numbers the waveforms of cards made with [`SimBackend::new`].
 static UNNAMED_CARDS: AtomicU64 = AtomicU64::new(0);
 
@@ -65,6 +90,7 @@ pub struct SimBackend {
     /// IOVAs handed out to buffers (the bump allocator; the card's host
     /// memory keeps which are mapped).
     iova: IovaSpace,
+    irqs: Mutex<SimIrqs>,
 }
 
 impl SimBackend {
@@ -89,6 +115,7 @@ impl SimBackend {
             card: Arc::new(Mutex::new(Card::new(name, link))),
             network: None,
             iova: IovaSpace::new(SIM_IOVA_BASE, SIM_IOVA_END),
+            irqs: Mutex::default(),
         }
     }
 
@@ -103,6 +130,7 @@ impl SimBackend {
             ))),
             network: None,
             iova: IovaSpace::new(SIM_IOVA_BASE, SIM_IOVA_END),
+            irqs: Mutex::default(),
         }
     }
 
@@ -115,6 +143,7 @@ impl SimBackend {
             card,
             network: Some((network.clone(), index)),
             iova: IovaSpace::new(SIM_IOVA_BASE, SIM_IOVA_END),
+            irqs: Mutex::default(),
         }
     }
 
@@ -129,6 +158,19 @@ impl SimBackend {
     /// Core clock cycles simulated so far.
     pub fn cycle(&self) -> u64 {
         lock(&self.card).cycle()
+    }
+
+    /// Counts the card's interrupt messages by vector.
+    fn collect_interrupts(&self, irqs: &mut SimIrqs) {
+        for irq in lock(&self.card).take_interrupts() {
+            let m = irq.message;
+            let vector = m.data.wrapping_sub(MSI_DATA_BASE) as usize;
+            if m.addr == MSI_ADDRESS && vector < irqs.fired.len() {
+                irqs.fired[vector] += 1;
+            } else {
+                tracing::warn!(addr = m.addr, data = m.data, cycle = irq.cycle, "stray interrupt message");
+            }
+        }
     }
 
     /// Runs `f` on the card itself, for testbenches that use what the driver
@@ -228,6 +270,67 @@ impl Backend for SimBackend {
 
     fn cycle(&self) -> Option<u64> {
         Some(lock(&self.card).cycle())
+    }
+
+    fn enable_interrupts(&self, vectors: u32) -> Result<(), Error> {
+        use regmap::interrupt;
+        let refuse = |why: String| Error::NoInterrupts {
+            backend: self.describe(),
+            why,
+        };
+        let found = self.csr_read(interrupt::BASE + regmap::header::TYPE)?;
+        if found != regmap::block_type::INTERRUPT {
+            return Err(refuse("its design has no interrupt block".into()));
+        }
+        let available = self.csr_read(interrupt::BASE + interrupt::VECTORS)?;
+        if vectors == 0 || vectors > available {
+            return Err(refuse(format!("{vectors} MSI-X vectors asked for, {available} offered")));
+        }
+        // What vfio-pci does: the function masked while its table is
+        // written, then MSI-X on.
+        self.access(|card| card.set_msix(true, true));
+        for v in 0..vectors {
+            let entry = interrupt::table_offset() + v * interrupt::ENTRY_BYTES;
+            self.csr_write(entry + interrupt::ENTRY_ADDR_LO, MSI_ADDRESS as u32)?;
+            self.csr_write(entry + interrupt::ENTRY_ADDR_HI, (MSI_ADDRESS >> 32) as u32)?;
+            self.csr_write(entry + interrupt::ENTRY_DATA, MSI_DATA_BASE + v)?;
+            self.csr_write(entry + interrupt::ENTRY_CONTROL, 0)?;
+        }
+        // The table writes are posted: read one back before unmasking.
+        self.csr_read(interrupt::table_offset() + interrupt::ENTRY_CONTROL)?;
+        self.access(|card| card.set_msix(true, false));
+        lock(&self.irqs).fired = vec![0; vectors as usize];
+        tracing::debug!(vectors, "sim MSI-X enabled");
+        Ok(())
+    }
+
+    fn wait_interrupt(&self, vector: u32, timeout: std::time::Duration) -> Result<u64, Error> {
+        let limit = (timeout.as_nanos() / 4) as u64;
+        let start = lock(&self.card).cycle();
+        loop {
+            {
+                let mut irqs = lock(&self.irqs);
+                self.collect_interrupts(&mut irqs);
+                let enabled = irqs.fired.len() as u32;
+                let fired = irqs
+                    .fired
+                    .get_mut(vector as usize)
+                    .ok_or(Error::NoSuchVector { vector, enabled })?;
+                if *fired > 0 {
+                    return Ok(std::mem::take(fired));
+                }
+            }
+            let waited = lock(&self.card).cycle() - start;
+            if waited >= limit {
+                return Ok(0);
+            }
+            match &self.network {
+                Some((network, _)) => lock(network).run(IRQ_WAIT_STEP.min(limit - waited)),
+                None => {
+                    lock(&self.card).run_until(limit - waited, |c| c.interrupt_waiting());
+                }
+            }
+        }
     }
 
     fn sleep(&self, duration: std::time::Duration) {

@@ -382,6 +382,9 @@ pub struct VfioBackend {
     device: VfioDevice,
     /// The IOMMU domain; DMA buffers hold it too, to unmap themselves.
     container: Arc<VfioContainer>,
+    /// The eventfds of the MSI-X vectors [`Backend::enable_interrupts`]
+    /// turned on, in vector order (empty: none).
+    msix: std::sync::Mutex<Vec<vmm_sys_util::eventfd::EventFd>>,
 }
 
 impl VfioBackend {
@@ -460,6 +463,7 @@ impl VfioBackend {
             iova: Arc::new(IovaSpace::new(window.start, window.end)),
             device,
             container,
+            msix: Default::default(),
         };
         let command = backend.read_command()?;
         backend.write_command(command | pci::Command::MEMORY_SPACE | pci::Command::BUS_MASTER)?;
@@ -622,6 +626,36 @@ impl Backend for VfioBackend {
         Ok(self.iova.card_write(iova, data)?)
     }
 
+    fn enable_interrupts(&self, vectors: u32) -> Result<(), Error> {
+        let mut msix = self.msix.lock().unwrap_or_else(|e| e.into_inner());
+        if !msix.is_empty() {
+            self.device
+                .disable_irq(IrqKind::MsiX.index())
+                .map_err(|source| VfioError::Irq {
+                    address: self.address,
+                    kind: IrqKind::MsiX,
+                    action: "disabling",
+                    source,
+                })?;
+            msix.clear();
+        }
+        *msix = crate::vfio_irq::enable_eventfds(&self.device, self.address, IrqKind::MsiX, vectors)?;
+        Ok(())
+    }
+
+    fn wait_interrupt(&self, vector: u32, timeout: std::time::Duration) -> Result<u64, Error> {
+        let msix = self.msix.lock().unwrap_or_else(|e| e.into_inner());
+        let fd = msix.get(vector as usize).ok_or(Error::NoSuchVector {
+            vector,
+            enabled: msix.len() as u32,
+        })?;
+        match crate::vfio_irq::wait_eventfd(fd, self.address, IrqKind::MsiX, vector, timeout) {
+            Ok(n) => Ok(n),
+            Err(VfioError::IrqTimeout { .. }) => Ok(0),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     fn advance(&self, cycles: u64) {
         for _ in 0..cycles {
             std::hint::spin_loop();
@@ -631,6 +665,12 @@ impl Backend for VfioBackend {
 
 impl Drop for VfioBackend {
     fn drop(&mut self) {
+        let msix = self.msix.get_mut().unwrap_or_else(|e| e.into_inner());
+        if !msix.is_empty() {
+            if let Err(e) = self.device.disable_irq(IrqKind::MsiX.index()) {
+                tracing::warn!("disabling MSI-X: {e}");
+            }
+        }
         // Stop the card's DMA before the memory it may target goes away.
         match self.read_command() {
             Ok(command) => {

@@ -15,7 +15,11 @@
 //!
 //! Only one kind can be enabled at a time (PCI allows one); the
 //! [`Interrupts`] value borrows its backend and turns its kind off when
-//! dropped, so teardown order is enforced by the borrow checker.
+//! dropped, so teardown order is enforced by the borrow checker. The Homa
+//! card's MSI-X vectors are the backend's own instead
+//! (`Backend::enable_interrupts`): host-lib waits on them through the
+//! `Backend` trait, so `VfioBackend` keeps their eventfds and turns them off
+//! when it is dropped. Both use [`enable_eventfds`] and [`wait_eventfd`].
 
 use std::fmt;
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -38,7 +42,7 @@ pub enum IrqKind {
 }
 
 impl IrqKind {
-    fn index(self) -> u32 {
+    pub(crate) fn index(self) -> u32 {
         match self {
             IrqKind::Intx => sys::VFIO_PCI_INTX_IRQ_INDEX,
             IrqKind::Msi => sys::VFIO_PCI_MSI_IRQ_INDEX,
@@ -73,34 +77,7 @@ impl<'a> Interrupts<'a> {
         kind: IrqKind,
         count: u32,
     ) -> Result<Self, VfioError> {
-        let available = device.get_irq_info(kind.index()).map_or(0, |i| i.count);
-        if count == 0 || count > available {
-            return Err(VfioError::IrqUnavailable {
-                address,
-                kind,
-                available,
-                wanted: count,
-            });
-        }
-        let fds = (0..count)
-            .map(|vector| {
-                EventFd::new(EFD_NONBLOCK).map_err(|source| VfioError::EventFd {
-                    address,
-                    kind,
-                    vector,
-                    source,
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        device
-            .enable_irq(kind.index(), fds.iter().collect())
-            .map_err(|source| VfioError::Irq {
-                address,
-                kind,
-                action: "enabling",
-                source,
-            })?;
-        tracing::debug!(%address, %kind, count, "interrupts enabled");
+        let fds = enable_eventfds(device, address, kind, count)?;
         Ok(Interrupts {
             device,
             address,
@@ -137,43 +114,7 @@ impl<'a> Interrupts<'a> {
                 available: self.count(),
                 wanted: vector + 1,
             })?;
-        let start = Instant::now();
-        let fd_error = |source| VfioError::EventFd {
-            address: self.address,
-            kind: self.kind,
-            vector,
-            source,
-        };
-        loop {
-            match fd.read() {
-                Ok(n) => return Ok(n),
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(fd_error(e)),
-            }
-            let left = timeout.saturating_sub(start.elapsed());
-            if left.is_zero() {
-                return Err(VfioError::IrqTimeout {
-                    address: self.address,
-                    kind: self.kind,
-                    vector,
-                    waited_ms: start.elapsed().as_millis(),
-                });
-            }
-            let mut pfd = libc::pollfd {
-                fd: fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
-            // SAFETY: one valid pollfd, for the duration of the call.
-            let r = unsafe { libc::poll(&mut pfd, 1, ms) };
-            if r < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.kind() != std::io::ErrorKind::Interrupted {
-                    return Err(fd_error(e));
-                }
-            }
-        }
+        wait_eventfd(fd, self.address, self.kind, vector, timeout)
     }
 
     /// Re-arms INTx after the device's interrupt cause was cleared (see the
@@ -199,4 +140,91 @@ impl Drop for Interrupts<'_> {
             tracing::warn!(address = %self.address, kind = %self.kind, "disabling interrupts: {e}");
         }
     }
+}
+
+/// Waits up to `timeout` for `fd` (vector `vector` of `kind`) to be
+/// signalled; returns its count (at least 1), and resets it.
+pub(crate) fn wait_eventfd(
+    fd: &EventFd,
+    address: PciAddress,
+    kind: IrqKind,
+    vector: u32,
+    timeout: Duration,
+) -> Result<u64, VfioError> {
+    let start = Instant::now();
+    let fd_error = |source| VfioError::EventFd {
+        address,
+        kind,
+        vector,
+        source,
+    };
+    loop {
+        match fd.read() {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(fd_error(e)),
+        }
+        let left = timeout.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            return Err(VfioError::IrqTimeout {
+                address,
+                kind,
+                vector,
+                waited_ms: start.elapsed().as_millis(),
+            });
+        }
+        let mut pfd = libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+        // SAFETY: one valid pollfd, for the duration of the call.
+        let r = unsafe { libc::poll(&mut pfd, 1, ms) };
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(fd_error(e));
+            }
+        }
+    }
+}
+
+/// Turns on `count` vectors of `kind` on `device`, one new eventfd each.
+pub(crate) fn enable_eventfds(
+    device: &VfioDevice,
+    address: PciAddress,
+    kind: IrqKind,
+    count: u32,
+) -> Result<Vec<EventFd>, VfioError> {
+        let available = device.get_irq_info(kind.index()).map_or(0, |i| i.count);
+        if count == 0 || count > available {
+            return Err(VfioError::IrqUnavailable {
+                address,
+                kind,
+                available,
+                wanted: count,
+            });
+        }
+        let fds = (0..count)
+            .map(|vector| {
+                EventFd::new(EFD_NONBLOCK).map_err(|source| VfioError::EventFd {
+                    address,
+                    kind,
+                    vector,
+                    source,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        device
+            .enable_irq(kind.index(), fds.iter().collect())
+            .map_err(|source| VfioError::Irq {
+                address,
+                kind,
+                action: "enabling",
+                source,
+            })?;
+        tracing::debug!(%address, %kind, count, "interrupts enabled");
+        Ok(fds)
+
 }
