@@ -6,7 +6,8 @@ use homa_hw::regmap;
 use crate::backend::Backend;
 use crate::discovery::{BlockList, DiscoveryError, RegisterBlock};
 use crate::regs::{
-    DesignVersion, EndpointBlock, IdBlock, InterfaceBlock, InterruptBlock, RxCountersBlock, ScratchBlock,
+    DesignVersion, EndpointBlock, IdBlock, InterfaceBlock, InterruptBlock, RxCountersBlock,
+    ScratchBlock,
 };
 use crate::Error;
 

@@ -364,7 +364,8 @@ impl<'a> InterruptBlock<'a> {
     pub fn program_vector(&self, vector: u32, address: u64, data: u32) -> Result<(), Error> {
         use regmap::interrupt::*;
         let entry = self.base + TABLE + vector * ENTRY_BYTES;
-        self.backend.csr_write(entry + ENTRY_ADDR_LO, address as u32)?;
+        self.backend
+            .csr_write(entry + ENTRY_ADDR_LO, address as u32)?;
         self.backend
             .csr_write(entry + ENTRY_ADDR_HI, (address >> 32) as u32)?;
         self.backend.csr_write(entry + ENTRY_DATA, data)

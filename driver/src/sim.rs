@@ -168,7 +168,12 @@ impl SimBackend {
             if m.addr == MSI_ADDRESS && vector < irqs.fired.len() {
                 irqs.fired[vector] += 1;
             } else {
-                tracing::warn!(addr = m.addr, data = m.data, cycle = irq.cycle, "stray interrupt message");
+                tracing::warn!(
+                    addr = m.addr,
+                    data = m.data,
+                    cycle = irq.cycle,
+                    "stray interrupt message"
+                );
             }
         }
     }
@@ -284,7 +289,9 @@ impl Backend for SimBackend {
         }
         let available = self.csr_read(interrupt::BASE + interrupt::VECTORS)?;
         if vectors == 0 || vectors > available {
-            return Err(refuse(format!("{vectors} MSI-X vectors asked for, {available} offered")));
+            return Err(refuse(format!(
+                "{vectors} MSI-X vectors asked for, {available} offered"
+            )));
         }
         // What vfio-pci does: the function masked while its table is
         // written, then MSI-X on.

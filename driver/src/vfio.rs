@@ -639,7 +639,8 @@ impl Backend for VfioBackend {
                 })?;
             msix.clear();
         }
-        *msix = crate::vfio_irq::enable_eventfds(&self.device, self.address, IrqKind::MsiX, vectors)?;
+        *msix =
+            crate::vfio_irq::enable_eventfds(&self.device, self.address, IrqKind::MsiX, vectors)?;
         Ok(())
     }
 

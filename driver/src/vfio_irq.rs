@@ -197,34 +197,33 @@ pub(crate) fn enable_eventfds(
     kind: IrqKind,
     count: u32,
 ) -> Result<Vec<EventFd>, VfioError> {
-        let available = device.get_irq_info(kind.index()).map_or(0, |i| i.count);
-        if count == 0 || count > available {
-            return Err(VfioError::IrqUnavailable {
+    let available = device.get_irq_info(kind.index()).map_or(0, |i| i.count);
+    if count == 0 || count > available {
+        return Err(VfioError::IrqUnavailable {
+            address,
+            kind,
+            available,
+            wanted: count,
+        });
+    }
+    let fds = (0..count)
+        .map(|vector| {
+            EventFd::new(EFD_NONBLOCK).map_err(|source| VfioError::EventFd {
                 address,
                 kind,
-                available,
-                wanted: count,
-            });
-        }
-        let fds = (0..count)
-            .map(|vector| {
-                EventFd::new(EFD_NONBLOCK).map_err(|source| VfioError::EventFd {
-                    address,
-                    kind,
-                    vector,
-                    source,
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        device
-            .enable_irq(kind.index(), fds.iter().collect())
-            .map_err(|source| VfioError::Irq {
-                address,
-                kind,
-                action: "enabling",
+                vector,
                 source,
-            })?;
-        tracing::debug!(%address, %kind, count, "interrupts enabled");
-        Ok(fds)
-
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    device
+        .enable_irq(kind.index(), fds.iter().collect())
+        .map_err(|source| VfioError::Irq {
+            address,
+            kind,
+            action: "enabling",
+            source,
+        })?;
+    tracing::debug!(%address, %kind, count, "interrupts enabled");
+    Ok(fds)
 }

@@ -24,7 +24,9 @@ use homa_driver::Device;
 use homa_hw::regmap::{block_type, endpoint};
 
 use crate::error::Error;
-use crate::tunables::{self, show_value, EndpointSetting, Shape, Target, Tunable, TUNABLES};
+use crate::tunables::{
+    self, show_value, EndpointSetting, HostSetting, Shape, Target, Tunable, TUNABLES,
+};
 
 /// Environment variable naming the homa.conf a card is opened with.
 pub const ENV_VAR: &str = "HOMA_CONF";
@@ -234,6 +236,16 @@ impl HomaConf {
                     .expect("every endpoint setting is in TUNABLES");
                 t.default[0]
             })
+    }
+
+    /// A host-lib setting's value (its default if the table lacks it).
+    pub fn host(&self, setting: HostSetting) -> u32 {
+        self.table
+            .iter()
+            .chain(TUNABLES)
+            .find(|t| t.target == Target::Host(setting))
+            .map(|t| self.values.get(t.name).map_or(t.default[0], |v| v[0]))
+            .expect("every host setting is in TUNABLES")
     }
 
     fn scalar(&self, name: &str) -> Option<u32> {
@@ -493,6 +505,8 @@ pub enum Reading {
     /// card's count of free ones. `next` is what host-lib gives the next
     /// endpoint it opens.
     Endpoints { next: u32, open: Vec<(u16, u32)> },
+    /// host-lib's own: what this process opened the card with.
+    Host(u32),
 }
 
 /// Reads every tunable of `conf`'s table back from `device` (writes nothing;
@@ -531,6 +545,7 @@ pub fn read_live(
                         .collect::<Result<_, _>>()?,
                 )
             }
+            Target::Host(setting) => Reading::Host(conf.host(setting)),
             Target::Endpoint(setting) => {
                 let mut open = Vec::new();
                 for &base in &endpoint_bases {

@@ -316,11 +316,12 @@ impl Endpoint {
 
     /// The next request, waiting for one.
     pub fn recv_request(&mut self) -> Result<Request, Error> {
+        let start = self.nic.wait_start();
         loop {
             if let Some(r) = self.try_recv_request()? {
                 return Ok(r);
             }
-            self.nic.wait();
+            self.nic.wait_on(self.index, &start)?;
         }
     }
 
@@ -343,11 +344,12 @@ impl Endpoint {
 
     /// The response to request `id`, waiting for it.
     pub fn recv_response(&mut self, id: RpcId) -> Result<Response, Error> {
+        let start = self.nic.wait_start();
         loop {
             if let Some(r) = self.try_recv_response(id)? {
                 return Ok(r);
             }
-            self.nic.wait();
+            self.nic.wait_on(self.index, &start)?;
         }
     }
 
@@ -371,6 +373,7 @@ impl Endpoint {
     /// The response of any request, waiting for one. Fails with
     /// [`Error::NoSuchRpc`] (id 0) when no request is outstanding.
     pub fn recv_any_response(&mut self) -> Result<Response, Error> {
+        let start = self.nic.wait_start();
         loop {
             if let Some(r) = self.try_recv_any_response()? {
                 return Ok(r);
@@ -378,7 +381,7 @@ impl Endpoint {
             if self.outstanding() == 0 {
                 return Err(Error::NoSuchRpc(RpcId(0)));
             }
-            self.nic.wait();
+            self.nic.wait_on(self.index, &start)?;
         }
     }
 

@@ -48,7 +48,7 @@ pub use endpoint::{Endpoint, Peer, Request, Response, RpcId};
 pub use error::Error;
 pub use homa_driver::sim::SimNetwork;
 pub use message::Message;
-pub use nic::Nic;
+pub use nic::{Nic, WaitStats};
 
 /// Largest message the card sends today, in bytes (every message is sent
 /// unscheduled until grants land).

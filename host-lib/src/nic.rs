@@ -1,19 +1,35 @@
 //! A Homa NIC opened by the host library: the driver's device, the card's
 //! addresses, which endpoint blocks are in use, and the one way to wait.
+//!
+//! Waiting: a blocked call (`Endpoint::recv_*`) polls its completion ring
+//! for `busy_poll_us` (homa.conf), letting the card run between polls; then
+//! it writes what it consumed back (CPL_CONSUMER), arms its endpoint's
+//! MSI-X vector and sleeps on it, and polls again when it wakes. The card
+//! fires a vector only while its ring holds an entry the host has not
+//! consumed (`homa_hw::regmap::interrupt`), so an entry that lands between
+//! the last poll and the arming wakes the sleeper at once. A sleep also ends
+//! after `SLEEP_TIMEOUT` without a message, and is counted
+//! ([`WaitStats::timeouts`]): with a working card that count stays 0. A
+//! backend without interrupts (or `busy_poll_us` at its maximum) polls.
 
 use std::net::Ipv4Addr;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use homa_driver::{Backend, Device, SimBackend};
 
 use crate::config::{self, HomaConf};
 use crate::error::Error;
+use crate::tunables::{find, HostSetting};
 use crate::SimNetwork;
 
 /// Cycles a blocked call lets the card run between polls. Small, so a
 /// latency measured in a simulation is exact to a few cycles (16 ns).
 const WAIT_CYCLES: u64 = 4;
+/// The longest sleep on an interrupt before a blocked call looks again.
+const SLEEP_TIMEOUT: Duration = Duration::from_millis(1);
+
 /// Polls of the RESET register before a reset counts as stuck: in a
 /// simulation 4 M cycles, 240 times the reset's settling time.
 const RESET_POLLS: u32 = 1_000_000;
@@ -39,6 +55,31 @@ pub(crate) struct NicInner {
     pub(crate) next_rpc_id: std::sync::atomic::AtomicU64,
     /// Card resets so far: an endpoint opened before the last one is dead.
     pub(crate) resets: std::sync::atomic::AtomicU64,
+    /// Blocked calls sleep on their endpoint's interrupt (after
+    /// `busy_poll_us` of polling); false: they only poll.
+    interrupts: bool,
+    busy_poll_ns: u64,
+    sleeps: AtomicU64,
+    wakeups: AtomicU64,
+    timeouts: AtomicU64,
+}
+
+/// How blocked calls have waited on a card.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaitStats {
+    /// Blocked calls that slept on their endpoint's interrupt.
+    pub sleeps: u64,
+    /// Sleeps the interrupt ended.
+    pub wakeups: u64,
+    /// Sleeps that ended at `SLEEP_TIMEOUT` with no interrupt.
+    pub timeouts: u64,
+}
+
+/// When a blocked call began to wait: its polling lasts `busy_poll_us`
+/// from here (simulated time on a simulated card).
+pub(crate) struct WaitStart {
+    instant: Instant,
+    cycle: Option<u64>,
 }
 
 impl Nic {
@@ -60,6 +101,16 @@ impl Nic {
         let interface = device.interface()?;
         let addresses = (interface.mac()?, Ipv4Addr::from(interface.ipv4()?));
         let count = device.endpoint_count();
+        let busy_poll_us = config.host(HostSetting::BusyPollUs);
+        let never_sleep = find("busy_poll_us").is_some_and(|t| busy_poll_us >= t.max);
+        let interrupts = !never_sleep
+            && match device.backend().enable_interrupts(count as u32) {
+                Ok(()) => true,
+                Err(e) => {
+                    tracing::info!("blocked calls will poll: {e}");
+                    false
+                }
+            };
         Ok(Nic {
             inner: Arc::new(NicInner {
                 device,
@@ -68,6 +119,11 @@ impl Nic {
                 config,
                 next_rpc_id: 2.into(),
                 resets: 0.into(),
+                interrupts,
+                busy_poll_ns: u64::from(busy_poll_us) * 1000,
+                sleeps: 0.into(),
+                wakeups: 0.into(),
+                timeouts: 0.into(),
             }),
         })
     }
@@ -139,6 +195,59 @@ impl Nic {
             self.wait();
         }
         Err(Error::ResetStuck)
+    }
+
+    /// The start of a blocked call's wait.
+    pub(crate) fn wait_start(&self) -> WaitStart {
+        WaitStart {
+            instant: Instant::now(),
+            cycle: self.cycle(),
+        }
+    }
+
+    /// One round of a blocked call's wait on endpoint `index`, begun at
+    /// `start`: lets the card run a few cycles while it polls, and after
+    /// `busy_poll_us` arms the endpoint's interrupt and sleeps on it (see
+    /// the module's notes). The caller has written back what it consumed.
+    pub(crate) fn wait_on(&self, index: usize, start: &WaitStart) -> Result<(), Error> {
+        let inner = &self.inner;
+        let waited_ns = match (start.cycle, self.cycle()) {
+            (Some(then), Some(now)) => ((now - then) as f64 * self.cycle_ns()) as u64,
+            _ => start.instant.elapsed().as_nanos() as u64,
+        };
+        if !inner.interrupts || waited_ns < inner.busy_poll_ns {
+            self.wait();
+            return Ok(());
+        }
+        let vector = index as u32;
+        inner.device.interrupts()?.arm(vector)?;
+        inner.sleeps.fetch_add(1, Ordering::Relaxed);
+        let fired = inner
+            .device
+            .backend()
+            .wait_interrupt(vector, SLEEP_TIMEOUT)?;
+        let counter = if fired > 0 {
+            &inner.wakeups
+        } else {
+            &inner.timeouts
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Whether blocked calls sleep on interrupts (after `busy_poll_us`).
+    pub fn interrupts(&self) -> bool {
+        self.inner.interrupts
+    }
+
+    /// How blocked calls have waited so far.
+    pub fn wait_stats(&self) -> WaitStats {
+        let i = &self.inner;
+        WaitStats {
+            sleeps: i.sleeps.load(Ordering::Relaxed),
+            wakeups: i.wakeups.load(Ordering::Relaxed),
+            timeouts: i.timeouts.load(Ordering::Relaxed),
+        }
     }
 
     /// Card resets so far (an endpoint remembers the count it was opened at).

@@ -14,6 +14,8 @@
 //! - [`Target::Endpoint`]: host-lib uses it for every endpoint it opens (ring
 //!   sizes, bpages); `config show` reads it back from each open endpoint's
 //!   block.
+//! - [`Target::Host`]: host-lib's own behaviour (how a blocked call waits),
+//!   taken when a card is opened; nothing on the card.
 //! - [`Target::Fixed`]: built into this card's RTL today (or not built yet).
 //!   A file may restate the value (a HomaModule-style file need not be
 //!   trimmed) but not change it; the card refuses anything else, and says
@@ -24,7 +26,7 @@
 //! rule (a combination the card or host-lib refuses) goes in
 //! `config::check_combinations`.
 
-use homa_hw::regmap::{block_type, grant, timer};
+use homa_hw::regmap::{block_type, grant, interrupt, timer};
 use homa_hw::tx::engine as tx_engine;
 
 /// A tunable's home.
@@ -36,6 +38,8 @@ pub enum Target {
     Csr { block_type: u32, offset: u32 },
     /// Used by host-lib for each endpoint it opens.
     Endpoint(EndpointSetting),
+    /// host-lib's own, taken when it opens a card.
+    Host(HostSetting),
     /// Fixed in this card's RTL; `why` says where, or what issue brings it.
     Fixed { why: &'static str },
 }
@@ -49,6 +53,14 @@ pub enum EndpointSetting {
     CompletionRingEntries,
     /// Receive bpages (64 KiB each) handed to the card.
     Bpages,
+}
+
+/// The settings of host-lib itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostSetting {
+    /// Microseconds a blocked call polls before it sleeps on its endpoint's
+    /// interrupt.
+    BusyPollUs,
 }
 
 /// What values a tunable takes.
@@ -288,6 +300,29 @@ pub const TUNABLES: &[Tunable] = &[
         min: 1,
         max: 10_000,
         help: "ticks after a response is sent before the server asks for an ACK",
+    },
+    // Interrupts (the card's; HomaModule has the kernel's NAPI).
+    Tunable {
+        name: "interrupt_holdoff_ns",
+        target: Target::Csr {
+            block_type: block_type::INTERRUPT,
+            offset: interrupt::HOLDOFF_NS,
+        },
+        shape: Shape::Scalar,
+        default: &[interrupt::HOLDOFF_NS_DEFAULT],
+        min: 0,
+        max: interrupt::HOLDOFF_NS_MAX,
+        help: "least ns between two interrupts of one endpoint (moderation; 0: none)",
+    },
+    Tunable {
+        name: "busy_poll_us",
+        target: Target::Host(HostSetting::BusyPollUs),
+        shape: Shape::Scalar,
+        default: &[50],
+        min: 0,
+        max: 1_000_000,
+        help: "us a blocked call polls its completion ring before it arms its endpoint's \
+               interrupt and sleeps (Linux's net.core.busy_poll; 0: sleep at once)",
     },
     // Endpoints (the card's own; HomaModule sizes these per socket).
     Tunable {

@@ -346,6 +346,7 @@ impl Nic {
             let value: Py<PyAny> = match reading {
                 Reading::Register(v) | Reading::Fixed(v) if v.len() == 1 => v[0].into_py_any(py),
                 Reading::Register(v) | Reading::Fixed(v) => v.into_py_any(py),
+                Reading::Host(v) => v.into_py_any(py),
                 Reading::Endpoints { next, open } => {
                     let d = PyDict::new(py);
                     d.set_item("next", next)?;

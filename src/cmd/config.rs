@@ -134,6 +134,7 @@ fn show(device: &Device, conf: &HomaConf) -> anyhow::Result<()> {
                 show_value(v),
                 format!("register {block_type:#010x}+{offset:#x}"),
             ),
+            (Reading::Host(v), _) => (v.to_string(), "host-lib (this process)".to_string()),
             (Reading::Fixed(v), Target::Fixed { .. }) => {
                 (show_value(v), "fixed in the RTL".to_string())
             }

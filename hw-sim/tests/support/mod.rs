@@ -208,3 +208,37 @@ pub fn expected_verdict(bytes: &[u8]) -> RxVerdict {
 
 pub mod host;
 pub mod rusthdl;
+
+/// Payload bytes in a full DATA packet at MTU 1500.
+pub const PAYLOAD: usize = 1424;
+
+/// The DATA packet to the test host's card (10.0.0.2, port 99) of a
+/// message of `len` bytes from 10.0.0.1:32768, RPC `id`, covering
+/// [offset, offset + 1424) (or to the end).
+pub fn packet_at(id: u64, len: usize, offset: usize, fill: impl Fn(usize) -> u8) -> Vec<u8> {
+    let end = (offset + PAYLOAD).min(len);
+    let mut common = CommonHeader::new(0x8000, 99, id, PacketType::Data);
+    common.sequence = offset as u32;
+    Frame {
+        eth: EthernetHeader {
+            dst: MacAddr([2, 0, 0, 0, 0, 2]),
+            src: MacAddr([2, 0, 0, 0, 0, 1]),
+        },
+        ip: Ipv4Header::homa([10, 0, 0, 1].into(), [10, 0, 0, 2].into(), 5),
+        homa: HomaPacket {
+            common,
+            body: Body::Data(Data {
+                message_length: len as u32,
+                incoming: len as u32,
+                ack: AckEntry::default(),
+                cutoff_version: 1,
+                retransmit: 0,
+                pad: [0; 3],
+                seg_offset: offset as u32,
+                payload: (offset..end).map(&fill).collect(),
+            }),
+        },
+    }
+    .encode()
+    .unwrap()
+}
