@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 
 use crate::board::{Board, FLASH_SIZE_MIB, USER_IMAGE_ADDRESS};
 use crate::regmap::BuildInfo;
+use homa_hw::csr::interrupt_block::VECTORS as MSIX_VECTORS;
+use homa_hw::regmap::interrupt;
 
 /// The PCIe function's IDs: the driver's `homa_driver::HOMA_NIC_IDS` (where
 /// they are defined and why; a test checks the two agree). The subsystem IDs
@@ -223,7 +225,25 @@ pub fn ip_tcl(board: &Board) -> String {
         ("pf0_bar0_scale", "Megabytes".into()),
         ("pf0_bar0_size", "16".into()),
         ("pf0_msi_enabled", "false".into()),
-        ("pf0_msix_enabled", "false".into()),
+        // MSI-X with its table in our BAR (homa_hw::regmap::interrupt): the
+        // capability is the IP's, the table, PBA and messages ours. BAR 0
+        // is 64-bit, so it is "BAR_1:0".
+        ("pf0_msix_enabled", "true".into()),
+        ("MSI_X_OPTIONS", "MSI-X_External".into()),
+        (
+            "PF0_MSIX_CAP_TABLE_SIZE",
+            format!("{:03X}", MSIX_VECTORS - 1),
+        ),
+        ("PF0_MSIX_CAP_TABLE_BIR", "BAR_1:0".into()),
+        (
+            "PF0_MSIX_CAP_TABLE_OFFSET",
+            format!("{:08X}", interrupt::table_offset()),
+        ),
+        ("PF0_MSIX_CAP_PBA_BIR", "BAR_1:0".into()),
+        (
+            "PF0_MSIX_CAP_PBA_OFFSET",
+            format!("{:08X}", interrupt::pba_offset()),
+        ),
     ];
     prop_dict(&mut t, &pcie, "homa_pcie");
 

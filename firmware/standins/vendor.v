@@ -79,6 +79,10 @@ module homa_pcie (
     input wire [80:0] s_axis_cc_tuser, input wire s_axis_cc_tvalid,
     input wire [1:0] pcie_cq_np_req,
     output wire [1:0] cfg_max_payload, output wire [2:0] cfg_max_read_req,
+    output wire [3:0] cfg_interrupt_msix_enable, output wire [3:0] cfg_interrupt_msix_mask,
+    input wire [63:0] cfg_interrupt_msix_address, input wire [31:0] cfg_interrupt_msix_data,
+    input wire cfg_interrupt_msix_int, input wire [1:0] cfg_interrupt_msix_vec_pending,
+    input wire [7:0] cfg_interrupt_msi_function_number,
     input wire sys_clk, input wire sys_clk_gt, input wire sys_reset
 );
     assign {pci_exp_txn, pci_exp_txp} = 32'b0;
@@ -90,6 +94,7 @@ module homa_pcie (
     assign {m_axis_rc_tdata, m_axis_rc_tkeep, m_axis_rc_tlast, m_axis_rc_tuser, m_axis_rc_tvalid} = 0;
     assign {m_axis_cq_tdata, m_axis_cq_tkeep, m_axis_cq_tlast, m_axis_cq_tuser, m_axis_cq_tvalid} = 0;
     assign {cfg_max_payload, cfg_max_read_req} = 5'b0;
+    assign {cfg_interrupt_msix_enable, cfg_interrupt_msix_mask} = 8'b0;
 endmodule
 
 // cmac_usplus as configured by the IP TCL (module_name homa_cmac): CAUI-4,

@@ -11,8 +11,11 @@
 //! out through our requester (`homa_hw::pcie::requester`: RQ out, RC in),
 //! with the MPS and MRRS the host negotiated; the IP is built with CQ and RQ
 //! straddle off and RC 2-TLP straddle on, as they take them. All of it in
-//! the block's user clock domain (250 MHz), as the core. No interrupts yet
-//! (MSI-X): the host polls.
+//! the block's user clock domain (250 MHz), as the core. MSI-X: the IP
+//! holds the capability ("MSI-X External") pointing at the table in our
+//! BAR (`regmap::interrupt`); the core sends its messages itself as posted
+//! writes on RQ, behind the completions they announce, and takes only the
+//! enable and function mask from the block (`cfg_interrupt_msix_*`).
 
 use rust_hdl::prelude::*;
 
@@ -143,6 +146,8 @@ macro_rules! alveo_top {
                 self.shell.csr_wr_data.next = self.completer.csr_wr_data.val();
                 self.shell.csr_wr_en.next = self.completer.csr_wr_en.val();
                 self.shell.csr_rd_en.next = self.completer.csr_rd_en.val();
+                self.shell.msix_enable.next = self.pcie.cfg_interrupt_msix_enable.val().get_bit(0);
+                self.shell.msix_mask.next = self.pcie.cfg_interrupt_msix_mask.val().get_bit(0);
                 self.completer.csr_rd_data.next = self.shell.csr_rd_data.val();
                 self.completer.csr_rd_valid.next = self.shell.csr_rd_valid.val();
                 self.requester.s_dma_rd_req_valid.next = self.shell.dma_rd_req_valid.val();

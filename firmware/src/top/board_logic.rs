@@ -48,6 +48,9 @@ pub struct BoardLogic {
     pub csr_wr_data: Signal<In, Bits<32>>,
     pub csr_wr_en: Signal<In, bool>,
     pub csr_rd_en: Signal<In, bool>,
+    /// The PCIe block's MSI-X enable and function mask (PF0).
+    pub msix_enable: Signal<In, bool>,
+    pub msix_mask: Signal<In, bool>,
     pub csr_rd_data: Signal<Out, Bits<32>>,
     pub csr_rd_valid: Signal<Out, bool>,
 
@@ -128,6 +131,8 @@ impl BoardLogic {
             csr_wr_data: Default::default(),
             csr_wr_en: Default::default(),
             csr_rd_en: Default::default(),
+            msix_enable: Default::default(),
+            msix_mask: Default::default(),
             csr_rd_data: Default::default(),
             csr_rd_valid: Default::default(),
             dma_rd_req_valid: Default::default(),
@@ -206,6 +211,8 @@ impl Logic for BoardLogic {
         self.core.reset.next = self.core_reset_req.val();
         // The timers tick from the core's own prescaler on a board.
         self.core.timer_tick.next = false;
+        self.core.msix_enable.next = self.msix_enable.val();
+        self.core.msix_mask.next = self.msix_mask.val();
 
         // ---- CSR: board registers above bit 23, the core below ----
         self.regs.clock.next = self.core_clock.val();

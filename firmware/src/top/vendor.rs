@@ -75,6 +75,11 @@ pub struct PcieBlock {
     /// Negotiated max payload and max read request (PCIe encoding).
     pub cfg_max_payload: Signal<Out, Bits<2>>,
     pub cfg_max_read_req: Signal<Out, Bits<3>>,
+    /// MSI-X enable and function mask, bit 0 for PF0. The block's own
+    /// message port (`cfg_interrupt_msix_int`) is tied off: the core sends
+    /// its messages on RQ.
+    pub cfg_interrupt_msix_enable: Signal<Out, Bits<4>>,
+    pub cfg_interrupt_msix_mask: Signal<Out, Bits<4>>,
 }
 
 black_box_logic!(
@@ -98,7 +103,9 @@ black_box_logic!(
         cq_tvalid,
         cc_tready,
         cfg_max_payload,
-        cfg_max_read_req
+        cfg_max_read_req,
+        cfg_interrupt_msix_enable,
+        cfg_interrupt_msix_mask
     ],
     |_: &PcieBlock| r#"
 wire sys_clk;
@@ -119,7 +126,12 @@ homa_pcie pcie (
     .s_axis_cc_tdata(cc_tdata), .s_axis_cc_tkeep(cc_tkeep), .s_axis_cc_tlast(cc_tlast),
     .s_axis_cc_tuser(cc_tuser), .s_axis_cc_tvalid(cc_tvalid), .s_axis_cc_tready(cc_tready),
     .pcie_cq_np_req(cq_np_req),
-    .cfg_max_payload(cfg_max_payload), .cfg_max_read_req(cfg_max_read_req));
+    .cfg_max_payload(cfg_max_payload), .cfg_max_read_req(cfg_max_read_req),
+    .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
+    .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
+    .cfg_interrupt_msix_address(64'd0), .cfg_interrupt_msix_data(32'd0),
+    .cfg_interrupt_msix_int(1'b0), .cfg_interrupt_msix_vec_pending(2'd0),
+    .cfg_interrupt_msi_function_number(8'd0));
 "#
     .to_string()
 );
