@@ -6,7 +6,12 @@
 //! core's ports served directly), the difference being the cost of
 //! realism; each broken down by the network's frame
 //! log into the card's doorbell-to-wire and wire-to-completion times; and how
-//! many cycles per wall second Verilator runs for the two-card network.
+//! many cycles per wall second Verilator runs for the two-card network; and
+//! the same RPC made with blocking calls that sleep on their endpoint's MSI-X
+//! interrupt (`busy_poll_us = 0`) instead of polling the completion ring, the
+//! card's part of an interrupt-driven round trip (the OS's wake-up, a few us
+//! on Linux, is not modelled: a sleeper here resumes on the cycle the
+//! message lands).
 //!
 //! `cargo bench -p homa-host` (release build).
 
@@ -15,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use homa_driver::sim::FrameEvent;
-use homa_host::{Endpoint, Nic, Peer, SimNetwork};
+use homa_host::{Endpoint, HomaConf, Nic, Peer, SimNetwork};
 use homa_hw_sim::dma_link::LinkConfig;
 use homa_hw_sim::pcie::PcieConfig;
 use homa_wire::layout::{data, HOMA_OFFSET};
@@ -36,6 +41,7 @@ fn main() {
         tlp - ideal,
         (tlp - ideal) as f64 * nics[0].cycle_ns() / 1000.0
     );
+    interrupt_rtt(tlp);
     let to_server = Peer::new(nics[1].ip(), nics[1].mac(), 99);
     let cycle = || nics[0].cycle().unwrap();
 
@@ -162,4 +168,68 @@ fn rtt(
 
     network.lock().unwrap().log_frames(false);
     (rtt, network, nics, client, server)
+}
+
+/// The RTT of the same RPC on the TLP link when both sides block in
+/// `recv_request` / `recv_response` with `busy_poll_us = 0`: each call arms
+/// its vector and sleeps until the card's MSI-X message; against `polled`,
+/// the RTT measured by polling.
+fn interrupt_rtt(polled: u64) {
+    let network = Arc::new(Mutex::new(SimNetwork::untraced(
+        "bench-irq",
+        2,
+        LinkConfig::default(),
+    )));
+    let nics: Vec<Nic> = (0..2)
+        .map(|i| {
+            let conf = HomaConf::parse("busy_poll_us = 0", "bench").unwrap();
+            let nic = Nic::open_sim_with_config(&network, i, conf).unwrap();
+            nic.set_address(
+                [2, 0, 0, 0, 0, i as u8 + 1],
+                Ipv4Addr::new(10, 0, 0, i as u8 + 1),
+            )
+            .unwrap();
+            assert!(nic.interrupts(), "the simulated card takes MSI-X");
+            nic
+        })
+        .collect();
+    let mut client = Endpoint::open(&nics[0], 1000).unwrap();
+    let mut server = Endpoint::open(&nics[1], 99).unwrap();
+    let to_server = Peer::new(nics[1].ip(), nics[1].mac(), 99);
+    let cycle = || nics[0].cycle().unwrap();
+    let payload = vec![0x5au8; BYTES];
+    let mut rtts = Vec::new();
+    for _ in 0..RPCS {
+        let start = cycle();
+        let id = client.send_request(to_server, &payload).unwrap();
+        let request = server.recv_request().unwrap();
+        server
+            .reply(request.id(), &request.message().bytes())
+            .unwrap();
+        let response = client.recv_response(id).unwrap();
+        assert_eq!(*response.message().bytes(), payload[..]);
+        rtts.push(cycle() - start);
+    }
+    rtts.sort();
+    let rtt = rtts[RPCS / 2];
+    let us = |c: u64| c as f64 * nics[0].cycle_ns() / 1000.0;
+    let sent = |nic: &Nic| nic.device().interrupts().unwrap().sent().unwrap();
+    let (client_waits, server_waits) = (nics[0].wait_stats(), nics[1].wait_stats());
+    println!("interrupt-driven RTT, same RPC, TLP link, blocking calls with busy_poll_us = 0 (median of {RPCS}):");
+    println!(
+        "  RTT                                      {rtt:>6} cycles {:>7.2} us ({:+} cycles against polling)",
+        us(rtt),
+        rtt as i64 - polled as i64
+    );
+    println!(
+        "  MSI-X messages: client card {}, server card {} for {RPCS} RPCs; sleeps {} / {}, woken by their interrupt {} / {}, timed out {} / {}",
+        sent(&nics[0]),
+        sent(&nics[1]),
+        client_waits.sleeps,
+        server_waits.sleeps,
+        client_waits.wakeups,
+        server_waits.wakeups,
+        client_waits.timeouts,
+        server_waits.timeouts,
+    );
 }

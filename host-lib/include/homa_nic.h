@@ -242,8 +242,9 @@ int32_t homa_try_recv_response(struct HomaEndpoint *endpoint,
                                size_t *len_out);
 
 /*
- As `homa_try_recv_request`, waiting (and letting the card progress)
- until a request arrives.
+ As `homa_try_recv_request`, waiting until a request arrives: polling
+ for `busy_poll_us` (homa.conf), then sleeping on the endpoint's MSI-X
+ interrupt.
 
  # Safety
  As `homa_try_recv_request`.
@@ -256,8 +257,9 @@ int32_t homa_recv_request(struct HomaEndpoint *endpoint,
                           struct HomaPeer *peer_out);
 
 /*
- As `homa_try_recv_response`, waiting (and letting the card progress)
- until the response arrives.
+ As `homa_try_recv_response`, waiting until the response arrives:
+ polling for `busy_poll_us` (homa.conf), then sleeping on the endpoint's
+ MSI-X interrupt.
 
  # Safety
  As `homa_try_recv_response`.

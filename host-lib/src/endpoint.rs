@@ -35,7 +35,7 @@ use homa_driver::{
 
 use crate::error::Error;
 use crate::message::{Message, RxShared};
-use crate::nic::Nic;
+use crate::nic::{Nic, WaitStart};
 use crate::tunables::EndpointSetting;
 use crate::MAX_MESSAGE_BYTES;
 
@@ -316,12 +316,12 @@ impl Endpoint {
 
     /// The next request, waiting for one.
     pub fn recv_request(&mut self) -> Result<Request, Error> {
-        let start = self.nic.wait_start();
+        let mut start = self.nic.wait_start();
         loop {
             if let Some(r) = self.try_recv_request()? {
                 return Ok(r);
             }
-            self.nic.wait_on(self.index, &start)?;
+            self.wait_on(&mut start)?;
         }
     }
 
@@ -344,13 +344,19 @@ impl Endpoint {
 
     /// The response to request `id`, waiting for it.
     pub fn recv_response(&mut self, id: RpcId) -> Result<Response, Error> {
-        let start = self.nic.wait_start();
+        let mut start = self.nic.wait_start();
         loop {
             if let Some(r) = self.try_recv_response(id)? {
                 return Ok(r);
             }
-            self.nic.wait_on(self.index, &start)?;
+            self.wait_on(&mut start)?;
         }
+    }
+
+    /// One round of a blocked call's wait for this endpoint's completions,
+    /// the call begun at `start` ([`Nic::wait_start`]).
+    pub(crate) fn wait_on(&self, start: &mut WaitStart) -> Result<(), Error> {
+        self.nic.wait_on(self.index, start)
     }
 
     /// The response of any request, the first to arrive, if one has.
@@ -373,7 +379,7 @@ impl Endpoint {
     /// The response of any request, waiting for one. Fails with
     /// [`Error::NoSuchRpc`] (id 0) when no request is outstanding.
     pub fn recv_any_response(&mut self) -> Result<Response, Error> {
-        let start = self.nic.wait_start();
+        let mut start = self.nic.wait_start();
         loop {
             if let Some(r) = self.try_recv_any_response()? {
                 return Ok(r);
@@ -381,7 +387,7 @@ impl Endpoint {
             if self.outstanding() == 0 {
                 return Err(Error::NoSuchRpc(RpcId(0)));
             }
-            self.nic.wait_on(self.index, &start)?;
+            self.wait_on(&mut start)?;
         }
     }
 

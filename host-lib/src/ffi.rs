@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::endpoint::{Endpoint, Peer, RpcId};
 use crate::error::Error;
-use crate::nic::Nic;
+use crate::nic::{Nic, WaitStart};
 use crate::SimNetwork;
 
 /// Success.
@@ -510,8 +510,9 @@ pub unsafe extern "C" fn homa_try_recv_response(
     })
 }
 
-/// As `homa_try_recv_request`, waiting (and letting the card progress)
-/// until a request arrives.
+/// As `homa_try_recv_request`, waiting until a request arrives: polling
+/// for `busy_poll_us` (homa.conf), then sleeping on the endpoint's MSI-X
+/// interrupt.
 ///
 /// # Safety
 /// As `homa_try_recv_request`.
@@ -524,6 +525,7 @@ pub unsafe extern "C" fn homa_recv_request(
     id_out: *mut u64,
     peer_out: *mut HomaPeer,
 ) -> i32 {
+    let mut start = None;
     loop {
         // SAFETY: as documented for the caller.
         let rc =
@@ -532,12 +534,13 @@ pub unsafe extern "C" fn homa_recv_request(
             return rc;
         }
         // SAFETY: non-NULL (the try call checked it), live per the caller.
-        wait_on(unsafe { &*endpoint });
+        wait_on(unsafe { &*endpoint }, &mut start);
     }
 }
 
-/// As `homa_try_recv_response`, waiting (and letting the card progress)
-/// until the response arrives.
+/// As `homa_try_recv_response`, waiting until the response arrives:
+/// polling for `busy_poll_us` (homa.conf), then sleeping on the endpoint's
+/// MSI-X interrupt.
 ///
 /// # Safety
 /// As `homa_try_recv_response`.
@@ -549,6 +552,7 @@ pub unsafe extern "C" fn homa_recv_response(
     capacity: usize,
     len_out: *mut usize,
 ) -> i32 {
+    let mut start = None;
     loop {
         // SAFETY: as documented for the caller.
         let rc = unsafe { homa_try_recv_response(endpoint, id, buf, capacity, len_out) };
@@ -556,10 +560,18 @@ pub unsafe extern "C" fn homa_recv_response(
             return rc;
         }
         // SAFETY: non-NULL (the try call checked it), live per the caller.
-        wait_on(unsafe { &*endpoint });
+        wait_on(unsafe { &*endpoint }, &mut start);
     }
 }
 
-fn wait_on(endpoint: &HomaEndpoint) {
-    let _ = catch_unwind(AssertUnwindSafe(|| endpoint.endpoint.nic().wait()));
+/// One round of a blocked call's wait, as `Endpoint::recv_*` waits: polls,
+/// then sleeps on the endpoint's interrupt (`start`: when the call began,
+/// set at its first round). An error here (a card gone) is left for the
+/// next try call to report.
+fn wait_on(endpoint: &HomaEndpoint, start: &mut Option<WaitStart>) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let e = &endpoint.endpoint;
+        let start = start.get_or_insert_with(|| e.nic().wait_start());
+        e.wait_on(start)
+    }));
 }
