@@ -81,18 +81,7 @@ fn rtt(
     link: LinkConfig,
     label: &str,
 ) -> (u64, Arc<Mutex<SimNetwork>>, Vec<Nic>, Endpoint, Endpoint) {
-    let network = Arc::new(Mutex::new(SimNetwork::untraced("bench-rtt", 2, link)));
-    let nics: Vec<Nic> = (0..2)
-        .map(|i| {
-            let nic = Nic::open_sim(&network, i).unwrap();
-            nic.set_address(
-                [2, 0, 0, 0, 0, i as u8 + 1],
-                Ipv4Addr::new(10, 0, 0, i as u8 + 1),
-            )
-            .unwrap();
-            nic
-        })
-        .collect();
+    let (network, nics) = two_cards("bench-rtt", link, "");
     let mut client = Endpoint::open(&nics[0], 1000).unwrap();
     let mut server = Endpoint::open(&nics[1], 99).unwrap();
     let to_server = Peer::new(nics[1].ip(), nics[1].mac(), 99);
@@ -175,24 +164,11 @@ fn rtt(
 /// its vector and sleeps until the card's MSI-X message; against `polled`,
 /// the RTT measured by polling.
 fn interrupt_rtt(polled: u64) {
-    let network = Arc::new(Mutex::new(SimNetwork::untraced(
-        "bench-irq",
-        2,
-        LinkConfig::default(),
-    )));
-    let nics: Vec<Nic> = (0..2)
-        .map(|i| {
-            let conf = HomaConf::parse("busy_poll_us = 0", "bench").unwrap();
-            let nic = Nic::open_sim_with_config(&network, i, conf).unwrap();
-            nic.set_address(
-                [2, 0, 0, 0, 0, i as u8 + 1],
-                Ipv4Addr::new(10, 0, 0, i as u8 + 1),
-            )
-            .unwrap();
-            assert!(nic.interrupts(), "the simulated card takes MSI-X");
-            nic
-        })
-        .collect();
+    let (_network, nics) = two_cards("bench-irq", LinkConfig::default(), "busy_poll_us = 0");
+    assert!(
+        nics.iter().all(Nic::interrupts),
+        "the simulated cards take MSI-X"
+    );
     let mut client = Endpoint::open(&nics[0], 1000).unwrap();
     let mut server = Endpoint::open(&nics[1], 99).unwrap();
     let to_server = Peer::new(nics[1].ip(), nics[1].mac(), 99);
@@ -232,4 +208,23 @@ fn interrupt_rtt(polled: u64) {
         client_waits.timeouts,
         server_waits.timeouts,
     );
+}
+
+/// Two cards cabled on `link`, each opened with the homa.conf text `conf`,
+/// card i at 02:00:00:00:00:(i + 1) and 10.0.0.(i + 1).
+fn two_cards(name: &str, link: LinkConfig, conf: &str) -> (Arc<Mutex<SimNetwork>>, Vec<Nic>) {
+    let network = Arc::new(Mutex::new(SimNetwork::untraced(name, 2, link)));
+    let nics = (0..2)
+        .map(|i| {
+            let conf = HomaConf::parse(conf, name).unwrap();
+            let nic = Nic::open_sim_with_config(&network, i, conf).unwrap();
+            nic.set_address(
+                [2, 0, 0, 0, 0, i as u8 + 1],
+                Ipv4Addr::new(10, 0, 0, i as u8 + 1),
+            )
+            .unwrap();
+            nic
+        })
+        .collect();
+    (network, nics)
 }

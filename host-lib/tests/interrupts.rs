@@ -1,28 +1,15 @@
 //! Blocked calls that sleep on their endpoint's MSI-X interrupt
 //! (`busy_poll_us = 0`: they arm and sleep at once) instead of polling: the
 //! RPCs complete intact, every sleep ends with the interrupt (none with the
-//! timeout, which would mean a lost wake-up), and the card counts the
-//! messages it sent.
+//! timeout, which would mean a lost wake-up), the card counts the messages
+//! it sent, and sleeping costs a round trip next to nothing.
 
-use std::net::Ipv4Addr;
-use std::sync::{Arc, Mutex};
+use homa_host::{Endpoint, Nic, Peer};
 
-use homa_host::{Endpoint, HomaConf, Nic, Peer, SimNetwork};
+mod support;
 
 fn nics(name: &str, conf: &str) -> Vec<Nic> {
-    let network = Arc::new(Mutex::new(SimNetwork::new(name, 2, Default::default())));
-    (0..2)
-        .map(|i| {
-            let conf = HomaConf::parse(conf, "test").unwrap();
-            let nic = Nic::open_sim_with_config(&network, i, conf).unwrap();
-            nic.set_address(
-                [2, 0, 0, 0, 0, i as u8 + 1],
-                Ipv4Addr::new(10, 0, 0, i as u8 + 1),
-            )
-            .unwrap();
-            nic
-        })
-        .collect()
+    support::cards_with_config(name, 2, conf)
 }
 
 fn sent(nic: &Nic) -> u32 {
@@ -112,9 +99,13 @@ fn blocking_rtts(name: &str, conf: &str, rounds: usize) -> Vec<u64> {
     (0..rounds)
         .map(|round| {
             let start = cycle();
-            let id = client.send_request(server_peer, &[round as u8; 100]).unwrap();
+            let id = client
+                .send_request(server_peer, &[round as u8; 100])
+                .unwrap();
             let request = server.recv_request().unwrap();
-            server.reply(request.id(), &request.message().to_vec()).unwrap();
+            server
+                .reply(request.id(), &request.message().to_vec())
+                .unwrap();
             client.recv_response(id).unwrap();
             cycle() - start
         })

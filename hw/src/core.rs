@@ -144,6 +144,10 @@ pub struct HomaCore {
     /// port stays its own until the transaction's last beat.
     rx_wr_busy: DFF<bool>,
     rx_wr_grant: Signal<Local, bool>,
+    /// The interrupt block has the port's next turn: taken a cycle ahead,
+    /// when its message waits and no completion does, so its ready is a
+    /// register and not the completion writer's valid (9 LUT levels).
+    irq_turn: DFF<bool>,
     /// Not `interface`: a SystemVerilog keyword.
     netif: InterfaceBlock,
     endpoints: [EndpointBlock; ENDPOINTS],
@@ -272,6 +276,7 @@ impl HomaCore {
             rx_wr_slice: Default::default(),
             rx_wr_busy: Default::default(),
             rx_wr_grant: Default::default(),
+            irq_turn: Default::default(),
             netif: Default::default(),
             endpoints: std::array::from_fn(EndpointBlock::new),
             grant_csr: Default::default(),
@@ -328,6 +333,7 @@ impl Logic for HomaCore {
             rd_data,
             rd_valid,
             rx_wr_busy,
+            irq_turn,
             tx_in_frame,
             control_in_frame,
             card_reset_pending,
@@ -901,12 +907,12 @@ impl Logic for HomaCore {
         self.rx_wr_grant.next = self.rx_wr_slice.m_valid.val()
             | self.rx_wr_fifo.holding.val()
             | self.rx_wr_busy.q.val();
-        self.m_dma_wr_valid.next = self.irq.m_dma_wr_valid.val();
+        self.m_dma_wr_valid.next = self.irq.m_dma_wr_valid.val() & self.irq_turn.q.val();
         self.m_dma_wr_addr.next = self.irq.m_dma_wr_addr.val();
         self.m_dma_wr_data.next = self.irq.m_dma_wr_data.val();
         self.m_dma_wr_strb.next = self.irq.m_dma_wr_strb.val();
         self.m_dma_wr_last.next = self.irq.m_dma_wr_last.val();
-        if self.cpl_writer.m_dma_wr_valid.val() {
+        if self.cpl_writer.m_dma_wr_valid.val() & !self.irq_turn.q.val() {
             self.m_dma_wr_valid.next = true;
             self.m_dma_wr_addr.next = self.cpl_writer.m_dma_wr_addr.val();
             self.m_dma_wr_data.next = self.cpl_writer.m_dma_wr_data.val();
@@ -927,9 +933,22 @@ impl Logic for HomaCore {
             self.wr_ready.next = false;
         }
         self.rx_wr_slice.m_ready.next = self.rx_wr_grant.val() & self.wr_ready.val();
-        self.cpl_writer.m_dma_wr_ready.next = !self.rx_wr_grant.val() & self.wr_ready.val();
+        self.cpl_writer.m_dma_wr_ready.next =
+            !self.rx_wr_grant.val() & !self.irq_turn.q.val() & self.wr_ready.val();
         self.irq.m_dma_wr_ready.next =
-            !self.rx_wr_grant.val() & !self.cpl_writer.m_dma_wr_valid.val() & self.wr_ready.val();
+            !self.rx_wr_grant.val() & self.irq_turn.q.val() & self.wr_ready.val();
+        // The turn is taken while no completion waits (a completion's
+        // message is never ahead of it: the block counts an entry once its
+        // beat has gone) and given back when the message has gone.
+        if self.irq.m_dma_wr_valid.val() & !self.cpl_writer.m_dma_wr_valid.val() {
+            self.irq_turn.d.next = true;
+        }
+        if self.irq_turn.q.val() & self.irq.m_dma_wr_ready.val() {
+            self.irq_turn.d.next = false;
+        }
+        if self.reset.val() {
+            self.irq_turn.d.next = false;
+        }
         if self.rx_wr_slice.m_valid.val() & self.wr_ready.val() {
             self.rx_wr_busy.d.next = !self.rx_wr_slice.m_last.val();
         }
