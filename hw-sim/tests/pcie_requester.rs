@@ -111,6 +111,15 @@ struct Outcome {
     writes: u64,
     failed_reads: u64,
     rc_stalls: u64,
+    /// Write TLPs the writes need: one per MPS-aligned window each
+    /// contiguous run of bytes touches, no more (a requester that split
+    /// more often, or joined runs across a gap, would differ).
+    write_tlps: u64,
+}
+
+/// TLPs for `len` bytes at `start`, split at multiples of `mps`.
+fn tlps_for(start: u64, len: u64, mps: u64) -> u64 {
+    (start + len - 1) / mps - start / mps + 1
 }
 
 /// How the root complex shapes completions.
@@ -175,7 +184,9 @@ fn run(
         writes: 0,
         failed_reads: 0,
         rc_stalls: 0,
+        write_tlps: 0,
     };
+    let mps = payload_bytes(cfg_mps) as u64;
     let mut rc_held = None;
     let mut cycle = 2u64;
     for round in 0..rounds {
@@ -189,13 +200,33 @@ fn run(
                 let len = random_len(&mut rng);
                 let start = w_lo + rng.gen_range(0..W_HALF - len + 1);
                 let bytes: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
-                let lead = if rng.gen_bool(0.2) {
-                    start % 64 // aligned beats, like the completion writer
-                } else {
-                    rng.gen_range(0..64.min(start - w_lo + 1))
+                let mut lead = |at: u64, rng: &mut ChaCha8Rng| {
+                    if rng.gen_bool(0.2) {
+                        at % 64 // aligned beats, like the completion writer
+                    } else {
+                        rng.gen_range(0..64.min(at - w_lo + 1))
+                    }
                 };
-                reference.write(start, &bytes);
-                wr.extend(write_beats(start, &bytes, lead));
+                // One write in ten has a gap of 1-8 bytes inside its
+                // transaction (two runs, one `last`): not what the core
+                // sends, but the requester must write each run alone.
+                let gap = rng.gen_range(1..=8u64);
+                if len >= 2 && start + len + gap <= w_lo + W_HALF && rng.gen_bool(0.1) {
+                    let k = rng.gen_range(1..len);
+                    let (a, b) = bytes.split_at(k as usize);
+                    let mut first = write_beats(start, a, lead(start, &mut rng));
+                    first.last_mut().unwrap().last = false;
+                    let second_at = start + k + gap;
+                    reference.write(start, a);
+                    reference.write(second_at, b);
+                    wr.extend(first);
+                    wr.extend(write_beats(second_at, b, lead(second_at, &mut rng)));
+                    out.write_tlps += tlps_for(start, k, mps) + tlps_for(second_at, len - k, mps);
+                } else {
+                    reference.write(start, &bytes);
+                    wr.extend(write_beats(start, &bytes, lead(start, &mut rng)));
+                    out.write_tlps += tlps_for(start, len, mps);
+                }
                 out.writes += 1;
             } else {
                 let len = random_len(&mut rng);
@@ -397,6 +428,10 @@ fn run(
         stats.max_reads_out
     );
     assert_eq!(u64::from(uut.write_tlps()), stats.write_tlps);
+    assert_eq!(
+        stats.write_tlps, out.write_tlps,
+        "seed {seed:#x}: write TLPs sent, against those the writes need"
+    );
     assert_eq!(u64::from(uut.read_tlps()), stats.read_tlps);
     // The run exercised what it claims to.
     assert_eq!(shape.straddle, stats.straddled_beats > 0);

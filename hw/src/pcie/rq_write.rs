@@ -126,6 +126,17 @@ pub struct RqWriter {
     p_eb: DFF<Bits<64>>,
     p_bnd: DFF<Bits<64>>,
     p_cross: DFF<bool>,
+    /// The beat's lane-0 address + 64; its first lane is lane 0; its run
+    /// reaches lane 63; whether its line is the open TLP's next, against
+    /// t_anext as it was (`p_cont_t`) and as the beat leaving moved it
+    /// (`p_cont_p`), and which holds (`p_moved`): worked out as it is
+    /// taken (`contig` below).
+    p_next: DFF<Bits<64>>,
+    p_lo0: DFF<bool>,
+    p_full: DFF<bool>,
+    p_cont_t: DFF<bool>,
+    p_cont_p: DFF<bool>,
+    p_moved: DFF<bool>,
     /// The open TLP: first byte, one past its last byte, the lane-0 address
     /// a beat continuing it has, low 7 bits of its first line's lane-0 address, ring
     /// position of its first line, lines so far.
@@ -133,6 +144,8 @@ pub struct RqWriter {
     t_start: DFF<Bits<64>>,
     t_end: DFF<Bits<64>>,
     t_anext: DFF<Bits<64>>,
+    /// The open TLP's last line runs to its end (`t_end == t_anext`).
+    t_full: DFF<bool>,
     t_a0: DFF<Bits<7>>,
     t_first: DFF<Bits<5>>,
     t_lines: DFF<Bits<4>>,
@@ -192,6 +205,8 @@ pub struct RqWriter {
     pe: Signal<Local, Bits<64>>,
     take: Signal<Local, bool>,
     contig: Signal<Local, bool>,
+    /// The beat's line is the one after the open TLP's last.
+    next_line: Signal<Local, bool>,
     ring_used: Signal<Local, Bits<6>>,
     rec_used: Signal<Local, Bits<3>>,
     room: Signal<Local, bool>,
@@ -280,10 +295,17 @@ impl Default for RqWriter {
             p_eb: Default::default(),
             p_bnd: Default::default(),
             p_cross: Default::default(),
+            p_next: Default::default(),
+            p_lo0: Default::default(),
+            p_full: Default::default(),
+            p_cont_t: Default::default(),
+            p_cont_p: Default::default(),
+            p_moved: Default::default(),
             open: Default::default(),
             t_start: Default::default(),
             t_end: Default::default(),
             t_anext: Default::default(),
+            t_full: Default::default(),
             t_a0: Default::default(),
             t_first: Default::default(),
             t_lines: Default::default(),
@@ -336,6 +358,7 @@ impl Default for RqWriter {
             pe: Default::default(),
             take: Default::default(),
             contig: Default::default(),
+            next_line: Default::default(),
             ring_used: Default::default(),
             rec_used: Default::default(),
             room: Default::default(),
@@ -401,10 +424,10 @@ impl Logic for RqWriter {
     fn update(&mut self) {
         dff_setup!(
             self, clock, half, p_valid, p_addr, p_data, p_last, p_nz, p_run_ok, p_fb, p_eb, p_bnd,
-            p_cross, open, t_start, t_end, t_anext, t_a0, t_first, t_lines, wr, rd, rw, rr,
-            holes_q, tlps_q, bj, c_valid, c_lo_bank, c_r, c_first, c_last, c_keep, c_desc, c_fbe,
-            c_lbe, c_lines, c_addr0, c_addr1, c_eop, o_valid, o_data, o_keep, o_eop, o_last, o_sop,
-            o_fbe, o_lbe
+            p_cross, p_next, p_lo0, p_full, p_cont_t, p_cont_p, p_moved, open, t_start, t_end,
+            t_anext, t_full, t_a0, t_first, t_lines, wr, rd, rw, rr, holes_q, tlps_q, bj, c_valid,
+            c_lo_bank, c_r, c_first, c_last, c_keep, c_desc, c_fbe, c_lbe, c_lines, c_addr0,
+            c_addr1, c_eop, o_valid, o_data, o_keep, o_eop, o_last, o_sop, o_fbe, o_lbe
         );
         for i in 0..RECORDS {
             self.r_start[i].clock.next = self.clock.val();
@@ -476,10 +499,22 @@ impl Logic for RqWriter {
         if self.crosses.val() {
             self.pe.next = self.p_bnd.q.val();
         }
+        // The beat continues the open TLP: its first byte is the TLP's end
+        // (`t_end == p_fb`) and its line the next (`p_addr == t_anext`).
+        // With the line the next, the first follows from registered bits:
+        // t_end is in (t_anext - 64, t_anext] and p_fb in [p_addr, p_addr +
+        // 64), so they meet only at t_anext == p_addr, the last line full
+        // and this one starting at lane 0. No 64-bit compare here: this
+        // decision gates the slice's pop and every PREP register.
+        self.next_line.next = self.p_cont_t.q.val();
+        if self.p_moved.q.val() {
+            self.next_line.next = self.p_cont_p.q.val();
+        }
         self.contig.next = self.open.q.val()
             & !self.half.q.val()
-            & (self.t_end.q.val() == self.p_fb.q.val())
-            & (self.p_addr.q.val() == self.t_anext.q.val());
+            & self.next_line.val()
+            & self.p_lo0.q.val()
+            & self.t_full.q.val();
         self.ring_used.next = self.wr.q.val() - self.rd.q.val();
         self.rec_used.next = self.rw.q.val() - self.rr.q.val();
         self.room.next = (self.ring_used.val() < 32) & (self.rec_used.val() < 4);
@@ -512,7 +547,8 @@ impl Logic for RqWriter {
                 self.write_line.next = true;
                 self.wr.d.next = self.wr.q.val() + 1;
                 self.t_end.d.next = self.pe.val();
-                self.t_anext.d.next = self.p_addr.q.val() + 64;
+                self.t_anext.d.next = self.p_next.q.val();
+                self.t_full.d.next = self.p_full.q.val() & !self.crosses.val();
                 self.rec_end.next = self.pe.val().get_bits::<12>(0);
                 if self.contig.val() {
                     self.t_lines.d.next = self.t_lines.q.val() + 1;
@@ -581,6 +617,15 @@ impl Logic for RqWriter {
             self.p_eb.d.next = self.eb.val();
             self.p_bnd.d.next = self.boundary.val();
             self.p_cross.d.next = self.eb.val() > self.boundary.val();
+            self.p_next.d.next = self.slice.m_addr.val() + 64;
+            self.p_lo0.d.next = self.strb.val().get_bit(0);
+            self.p_full.d.next = self.runend.val() == 0;
+            // t_anext as COLLECT will see it: the line written now (by the
+            // beat leaving) moves it to that beat's next; nothing else
+            // moves it before this beat is decided.
+            self.p_cont_t.d.next = self.slice.m_addr.val() == self.t_anext.q.val();
+            self.p_cont_p.d.next = self.slice.m_addr.val() == self.p_next.q.val();
+            self.p_moved.d.next = self.write_line.val();
         }
 
         // ================= ADDRESS =================
