@@ -248,6 +248,20 @@ impl HomaConf {
             .expect("every host setting is in TUNABLES")
     }
 
+    /// Tunable `name`'s (first) value, or its default in [`TUNABLES`] when
+    /// this file's table lacks it (the card then keeps its reset value,
+    /// which is that default).
+    ///
+    /// # Panics
+    /// If `name` is in neither table (a bug in the caller).
+    pub fn value_or_default(&self, name: &str) -> u32 {
+        self.scalar(name).unwrap_or_else(|| {
+            tunables::find(name)
+                .unwrap_or_else(|| panic!("no tunable named {name}"))
+                .default[0]
+        })
+    }
+
     fn scalar(&self, name: &str) -> Option<u32> {
         self.values.get(name).map(|v| v[0])
     }

@@ -112,7 +112,7 @@ impl Nic {
         let addresses = (interface.mac()?, Ipv4Addr::from(interface.ipv4()?));
         let count = device.endpoint_count();
         let busy_poll_us = config.host(HostSetting::BusyPollUs);
-        let holdoff_ns = config.get("interrupt_holdoff_ns")[0];
+        let holdoff_ns = config.value_or_default("interrupt_holdoff_ns");
         let never_sleep = find("busy_poll_us").is_some_and(|t| busy_poll_us >= t.max);
         let interrupts = !never_sleep
             && match device.backend().enable_interrupts(count as u32) {
