@@ -200,7 +200,7 @@ fn run(
                 let len = random_len(&mut rng);
                 let start = w_lo + rng.gen_range(0..W_HALF - len + 1);
                 let bytes: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
-                let mut lead = |at: u64, rng: &mut ChaCha8Rng| {
+                let lead = |at: u64, rng: &mut ChaCha8Rng| {
                     if rng.gen_bool(0.2) {
                         at % 64 // aligned beats, like the completion writer
                     } else {

@@ -78,10 +78,11 @@ pub struct InterruptBlock {
     /// Cycles until the vector may fire again, and "it is 0" a cycle late.
     holdoff: [DFF<Bits<HOLDOFF_BITS>>; VECTORS],
     holdoff_out: [DFF<bool>; VECTORS],
-    /// The message being sent: its beat's address, data and strobes.
+    /// The message being sent: its beat's address, data (the vector's data
+    /// in every Dword lane, the strobes picking one) and strobes.
     msg_valid: DFF<bool>,
     msg_addr: DFF<Bits<64>>,
-    msg_data: DFF<Bits<32>>,
+    msg_beat: DFF<Bits<512>>,
     msg_strb: DFF<Bits<64>>,
     sent: DFF<Bits<32>>,
     /// This cycle: vector v may fire; one did and was taken.
@@ -97,13 +98,20 @@ pub struct InterruptBlock {
     pba: Signal<Local, Bits<32>>,
     armed_bits: Signal<Local, Bits<32>>,
     addr: Signal<Local, Bits<64>>,
-    beat: Signal<Local, Bits<512>>,
+    /// The chosen vector's data in 2, 4 and 8 lanes. (Built by doubling and
+    /// registered once, not shifted into each of 16 lanes every cycle: the
+    /// 512-bit work is a Verilator cost on every simulated cycle.)
+    rep2: Signal<Local, Bits<64>>,
+    rep4: Signal<Local, Bits<128>>,
+    rep8: Signal<Local, Bits<256>>,
     /// The holdoff in cycles (HOLDOFF_NS / 4).
     holdoff_cycles: Signal<Local, Bits<HOLDOFF_BITS>>,
     entry_base: [Constant<Bits<8>>; VECTORS],
     /// Bit v of a word.
     vector_bit: [Constant<Bits<32>>; VECTORS],
-    lane_shift: [Constant<Bits<10>>; 16],
+    shift_64: Constant<Bits<10>>,
+    shift_128: Constant<Bits<10>>,
+    shift_256: Constant<Bits<10>>,
     line_mask: Constant<Bits<64>>,
     hi_shift: Constant<Bits<8>>,
     dword_strobe: Constant<Bits<64>>,
@@ -167,7 +175,7 @@ impl Default for InterruptBlock {
             holdoff_out: Default::default(),
             msg_valid: Default::default(),
             msg_addr: Default::default(),
-            msg_data: Default::default(),
+            msg_beat: Default::default(),
             msg_strb: Default::default(),
             sent: Default::default(),
             ready: Default::default(),
@@ -180,13 +188,17 @@ impl Default for InterruptBlock {
             pba: Default::default(),
             armed_bits: Default::default(),
             addr: Default::default(),
-            beat: Default::default(),
+            rep2: Default::default(),
+            rep4: Default::default(),
+            rep8: Default::default(),
             holdoff_cycles: Default::default(),
             entry_base: std::array::from_fn(|v| {
                 c8(interrupt::TABLE + v as u32 * interrupt::ENTRY_BYTES)
             }),
             vector_bit: std::array::from_fn(|v| Constant::new((1u64 << v).to_bits())),
-            lane_shift: std::array::from_fn(|i| Constant::new((32 * i as u64).to_bits())),
+            shift_64: Constant::new(64u64.to_bits()),
+            shift_128: Constant::new(128u64.to_bits()),
+            shift_256: Constant::new(256u64.to_bits()),
             line_mask: Constant::new((!63u64).to_bits()),
             hi_shift: c8(32),
             dword_strobe: Constant::new(0xfu64.to_bits()),
@@ -211,7 +223,7 @@ impl Default for InterruptBlock {
 impl Logic for InterruptBlock {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, msg_valid, msg_addr, msg_data, msg_strb, sent);
+        dff_setup!(self, clock, msg_valid, msg_addr, msg_beat, msg_strb, sent);
         self.header.offset.next = self.offset.val();
         self.header.select.next = self.select.val();
         self.tunables.clock.next = self.clock.val();
@@ -313,23 +325,25 @@ impl Logic for InterruptBlock {
         }
 
         // ---- The message: one beat on the DMA write port ----
+        self.rep2.next = bit_cast::<64, 32>(self.sel_data.val())
+            | (bit_cast::<64, 32>(self.sel_data.val()) << self.hi_shift.val());
+        self.rep4.next = bit_cast::<128, 64>(self.rep2.val())
+            | (bit_cast::<128, 64>(self.rep2.val()) << self.shift_64.val());
+        self.rep8.next = bit_cast::<256, 128>(self.rep4.val())
+            | (bit_cast::<256, 128>(self.rep4.val()) << self.shift_128.val());
         self.addr.next = (bit_cast::<64, 32>(self.sel_hi.val()) << self.hi_shift.val())
             | bit_cast::<64, 32>(self.sel_lo.val());
         if self.chosen.val() {
             self.msg_valid.d.next = true;
             self.msg_addr.d.next = self.addr.val();
-            self.msg_data.d.next = self.sel_data.val();
+            self.msg_beat.d.next = bit_cast::<512, 256>(self.rep8.val())
+                | (bit_cast::<512, 256>(self.rep8.val()) << self.shift_256.val());
             self.msg_strb.d.next = self.dword_strobe.val()
                 << (bit_cast::<8, 4>(self.addr.val().get_bits::<4>(2)) << 2);
         }
-        self.beat.next = 0.into();
-        for i in 0..16 {
-            self.beat.next = self.beat.val()
-                | (bit_cast::<512, 32>(self.msg_data.q.val()) << self.lane_shift[i].val());
-        }
         self.m_dma_wr_valid.next = self.msg_valid.q.val();
         self.m_dma_wr_addr.next = self.msg_addr.q.val() & self.line_mask.val();
-        self.m_dma_wr_data.next = self.beat.val();
+        self.m_dma_wr_data.next = self.msg_beat.q.val();
         self.m_dma_wr_strb.next = self.msg_strb.q.val();
         self.m_dma_wr_last.next = true;
         if self.msg_valid.q.val() & self.m_dma_wr_ready.val() {
