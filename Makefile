@@ -29,12 +29,14 @@ demo: deps
 	target/release/homa-nic demo --count 200 --pcap out/demo.pcap
 	target/release/homa-nic sim --hosts 16 --workload w4 --load 0.8 --duration-us 5000 --plot out/slowdown-w4.svg
 
-# A venv with pytest, made once (kept in target/, so `make clean` removes it).
+# A venv with pytest and pytest-xdist, made once (kept in target/, so `make
+# clean` removes it). The suite runs on both cores (`-n 2`): most of its time
+# is each test's two simulated cards, one process each.
 python-deps:
-	@[ -x $(PY_VENV)/bin/pytest ] || { \
-		echo "making $(PY_VENV) (pytest)"; \
+	@$(PY_VENV)/bin/python -c 'import pytest, xdist' 2>/dev/null || { \
+		echo "making $(PY_VENV) (pytest, pytest-xdist)"; \
 		$(PYTHON) -m venv $(PY_VENV) && \
-		$(PY_VENV)/bin/pip install -q --disable-pip-version-check 'pytest>=7'; }
+		$(PY_VENV)/bin/pip install -q --disable-pip-version-check 'pytest>=7' 'pytest-xdist>=3'; }
 
 test: deps vfio-deps
 	$(CARGO) test --workspace
@@ -55,7 +57,7 @@ python-test: deps python-deps
 	rm -rf $(PY_STAGE) && mkdir -p $(PY_STAGE)/homa_nic
 	cp python/homa_nic/*.py python/homa_nic/*.pyi python/homa_nic/py.typed $(PY_STAGE)/homa_nic/
 	cp target/debug/lib_native.so $(PY_STAGE)/homa_nic/_native.abi3.so
-	PYTHONPATH=$(CURDIR)/$(PY_STAGE) $(PY_VENV)/bin/python -m pytest -q python/tests
+	PYTHONPATH=$(CURDIR)/$(PY_STAGE) $(PY_VENV)/bin/python -m pytest -q -n 2 python/tests
 
 # The VFIO VM test's tools: QEMU and busybox-static from apt, and Debian's kernel
 # package unpacked (not installed) into $(VFIO_KERNEL_DIR). Never fails: where they
