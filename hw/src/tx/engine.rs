@@ -215,11 +215,14 @@ pub const DESC_BATCH: usize = 4;
 /// waits behind them. The PCIe round trip alone (800 ns, 200 cycles, in the
 /// model) needs 6.5; over the TLP link a read's completions also interleave
 /// with the other reads' and the read is handed on only whole, about 260
-/// cycles in all. Measured (transport bench, one 1 MB message over the TLP
-/// link): 8 gave 83.4 Gb/s, 12 gives 92.0, 16 gave 91.5 (more reads
-/// interleaved) and a 1-byte RPC behind 8 x 1 MB took 1.29x its unloaded
-/// time against 1.21x at 12 and 1.12x at 8.
-pub const JOBS: usize = 12;
+/// cycles in all. Measured over the TLP link (one build each; goodput of
+/// one 1 MB message; a 1-byte RPC behind 8 x 1 MB against alone; the demo's
+/// 1-byte p50 with 40 KB RPCs beside it):
+///   8: 83.42 Gb/s, 1.12x, 2038 cycles     10: 91.56 Gb/s, 1.18x, 2249
+///   12: 91.96 Gb/s, 1.21x, 2367           16: 91.53 Gb/s, 1.29x
+/// 10 is the knee. Choosing a packet later, from payload already prefetched
+/// per message, would remove the trade.
+pub const JOBS: usize = 10;
 /// Bits of a job index (`JOBS` at most 16) and of a count of jobs.
 const JOB_BITS: usize = 4;
 const JOB_COUNT_BITS: usize = JOB_BITS + 1;
