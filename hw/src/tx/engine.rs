@@ -802,7 +802,10 @@ impl Default for TxEngine {
         assert!(tx_desc::FIELDS
             .iter()
             .all(|f| f.end() * 8 <= DESC_ENDPOINT_LSB));
-        assert!((2..=1 << JOB_BITS).contains(&JOBS), "job indices are {JOB_BITS} bits");
+        assert!(
+            (2..=1 << JOB_BITS).contains(&JOBS),
+            "job indices are {JOB_BITS} bits"
+        );
         assert!(
             TAG_PAYLOAD as usize + JOBS <= 256,
             "a payload read's tag is TAG_PAYLOAD + its job"
