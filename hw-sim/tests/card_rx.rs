@@ -378,6 +378,130 @@ fn need_ack(id: u64) -> Vec<u8> {
     .unwrap()
 }
 
+/// A control packet of `body`'s type for RPC `id` (the peer's id), from the
+/// peer of `packet` to port 99.
+fn control(id: u64, body: Body) -> Vec<u8> {
+    Frame {
+        eth: EthernetHeader {
+            dst: MacAddr([2, 0, 0, 0, 0, 2]),
+            src: MacAddr([2, 0, 0, 0, 0, 1]),
+        },
+        ip: Ipv4Header::homa([10, 0, 0, 1].into(), [10, 0, 0, 2].into(), 7),
+        homa: HomaPacket {
+            common: CommonHeader::new(0x8000, 99, id, body.packet_type()),
+            body,
+        },
+    }
+    .encode()
+    .unwrap()
+}
+
+#[test]
+fn control_packets_back_to_back_are_each_routed_and_data_among_them_arrives_whole() {
+    // A control packet that needs no lookup (GRANT, ACK, BUSY, CUTOFFS) ends
+    // in the header stage's DECIDE, which takes the next frame's first beat
+    // in the same cycle; NEED_ACK and RESEND go on to a lookup, and DATA on
+    // to its message. Shuffled back to back, each kind must still reach its
+    // counter and its answer, and the message its bytes.
+    let mut h = TestHost::new(
+        "card_rx_control_mix",
+        [2, 0, 0, 0, 0, 2],
+        0x0a00_0002,
+        &[99],
+    );
+    let len = 4 * PAYLOAD + 100;
+    let fill = |i: usize| (i * 31 % 251) as u8;
+    let mut rng = ChaCha8Rng::seed_from_u64(0x5eed_c7);
+    let mut frames: Vec<(&str, Vec<u8>)> = Vec::new();
+    for i in 0..12u64 {
+        let grant = Body::Grant(Grant {
+            offset: 20_000,
+            priority: 3,
+        });
+        frames.push(("grant", control(0x100 + 2 * i, grant)));
+    }
+    for i in 0..6u64 {
+        frames.push(("ack", control(0x200 + 2 * i, Body::Ack(Acks::default()))));
+        frames.push(("busy", control(0x300 + 2 * i + 1, Body::Busy)));
+    }
+    for i in 0..4u64 {
+        frames.push(("need_ack", control(0x401 + 2 * i, Body::NeedAck)));
+        let resend = Body::Resend(Resend {
+            offset: 0,
+            length: 1000,
+            priority: 5,
+        });
+        frames.push(("resend", control(0x500 + 2 * i, resend)));
+    }
+    for _ in 0..3 {
+        let cutoffs = Body::Cutoffs(Cutoffs {
+            unsched_cutoffs: [1000; 8],
+            cutoff_version: 3,
+        });
+        frames.push(("cutoffs", control(0x600, cutoffs)));
+    }
+    for index in 0..5 {
+        frames.push(("data", packet(0x701, len, index, fill)));
+    }
+    frames.shuffle(&mut rng);
+    for (_, f) in &frames {
+        h.card.receive(f);
+    }
+    let c = completions(&mut h, 6000);
+    assert_eq!(c.len(), 1, "one completion");
+    assert_eq!(
+        h.received(0, &c[0]),
+        (0..len).map(fill).collect::<Vec<u8>>()
+    );
+    let sent = |kind: &str| frames.iter().filter(|(k, _)| *k == kind).count() as u32;
+    assert_eq!(counter(&mut h, rx_counters::SENDER_EVENTS_DROPPED), 0);
+    for (register, kind) in [
+        (rx_counters::GRANTS_RECEIVED, "grant"),
+        (rx_counters::GRANTS_UNKNOWN, "grant"),
+        (rx_counters::ACKS_RECEIVED, "ack"),
+        (rx_counters::OTHER_CONTROL, "busy"),
+        (rx_counters::NEED_ACKS_RECEIVED, "need_ack"),
+        (rx_counters::RESENDS_RECEIVED, "resend"),
+        (rx_counters::RESENDS_UNKNOWN, "resend"),
+        (rx_counters::CUTOFFS_RECEIVED, "cutoffs"),
+        (rx_counters::DATA_ACCEPTED, "data"),
+    ] {
+        assert_eq!(
+            counter(&mut h, register),
+            sent(kind),
+            "{kind} (register {register:#x})"
+        );
+    }
+    // The answers: an ACK for each NEED_ACK (for an RPC the card does not
+    // have) and one for the response once it is all in (0x700, the card's
+    // RPC as a client), an RPC_UNKNOWN for each RESEND (for a message it does
+    // not have).
+    let answers: Vec<Frame> = h
+        .card
+        .take_transmitted()
+        .iter()
+        .map(|t| Frame::decode(&t.bytes).unwrap())
+        .collect();
+    let mut acked: Vec<u64> = answers
+        .iter()
+        .filter(|f| matches!(f.homa.body, Body::Ack(_)))
+        .map(|f| f.homa.common.sender_id)
+        .collect();
+    acked.sort();
+    let need_acked = (0..4u64).map(|i| 0x400 + 2 * i);
+    assert_eq!(acked, need_acked.chain([0x700]).collect::<Vec<u64>>());
+    let mut unknown: Vec<u64> = answers
+        .iter()
+        .filter(|f| matches!(f.homa.body, Body::RpcUnknown))
+        .map(|f| f.homa.common.sender_id)
+        .collect();
+    unknown.sort();
+    assert_eq!(
+        unknown,
+        (0..4u64).map(|i| 0x501 + 2 * i).collect::<Vec<u64>>()
+    );
+}
+
 #[test]
 fn a_need_ack_is_answered_with_an_ack_unless_its_rpc_is_still_in_progress() {
     let mut h = TestHost::new("card_rx_need_ack", [2, 0, 0, 0, 0, 2], 0x0a00_0002, &[99]);

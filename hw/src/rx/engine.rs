@@ -49,6 +49,10 @@
 //!             request run twice).
 //!             A packet of the RPC whose packet came last goes straight on
 //!             to CLASSIFY: its slot and record are still in registers.
+//!             A control packet that is not looked up (all but NEED_ACK and
+//!             RESEND) ends here, and DECIDE does HEAD0's work for the next
+//!             frame in the same cycle (`take_head`): a two-beat GRANT costs
+//!             2 cycles, HEAD1 and DECIDE, not 3.
 //!   LOOKUP    INSERT the RPC (peer IP, peer port, local port, local id =
 //!             sender_id ^ 1) in the RPC table: its slot, new or found; the
 //!             state RAM reads the slot as the answer comes. (A NEED_ACK or
@@ -465,6 +469,12 @@ pub struct RxEngine {
     /// (Registered in HEAD0 from the beat coming in: it gates the stream's
     /// ready in HEAD1.)
     is_data: DFF<bool>,
+    /// The frame's header work ends in DECIDE (a control packet that is not
+    /// looked up: not NEED_ACK or RESEND), so DECIDE may take the next
+    /// frame's beat 0 (registered in HEAD0, as `is_data`).
+    ends_in_decide: DFF<bool>,
+    /// The header stage takes a frame's beat 0 this cycle.
+    take_head: Signal<Local, bool>,
     /// The beat at the head of `pay` ends its frame.
     pay_last: Signal<Local, bool>,
     /// Where a dropped frame goes on: DRAIN, to hand the writer a job that
@@ -897,7 +907,9 @@ impl Default for RxEngine {
             h_to_above: Default::default(),
             wr_free: Default::default(),
             wr_idle: Default::default(),
+            take_head: Default::default(),
             is_data: Default::default(),
+            ends_in_decide: Default::default(),
             pay_last: Default::default(),
             drop_to: Default::default(),
             endpoint: Default::default(),
@@ -1142,6 +1154,7 @@ impl Logic for RxEngine {
             key,
             last_match,
             is_data,
+            ends_in_decide,
             seen_last,
             seen_recent,
             last_key,
@@ -1572,33 +1585,6 @@ impl Logic for RxEngine {
                 self.served_key.d.next = self.s_served_key.val();
                 self.last_valid.d.next = false;
                 self.state.d.next = self.st_served_remove.val();
-            }
-        } else if (self.state.q.val() == self.st_head0.val()) & !self.pump_on.q.val() {
-            // (The pump done: the stream is at the next frame.)
-            self.s_axis_tready.next = true;
-            if self.s_axis_tvalid.val() {
-                self.win0.d.next = self.swap.swapped.val();
-                self.pump_data.d.next = false;
-                self.seen_last.d.next = false;
-                self.seen_recent.d.next = false;
-                self.key.d.next = self.key_in.val();
-                self.last_match.d.next = self.last_key.q.val() == self.key_in.val();
-                self.is_data.d.next = self.fields_in.packet_type.val() == self.type_data.val();
-                for e in 0..ENDPOINTS {
-                    self.match_ep[e].d.next = (self.ep_port[e].val() != 0)
-                        & (self.ep_port[e].val() == self.fields_in.dport.val());
-                }
-                for r in 0..RECENT {
-                    self.recent_match[r].d.next = self.recent_valid[r].q.val()
-                        & (self.recent[r].q.val() == self.key_in.val());
-                }
-                self.state.d.next = self.st_head1.val();
-                if self.s_axis_tlast.val() {
-                    // One beat: a control packet without a body (BUSY,
-                    // NEED_ACK, RPC_UNKNOWN); its fields all lie in it.
-                    self.win1.d.next = 0.into();
-                    self.state.d.next = self.st_decide.val();
-                }
             }
         } else if self.state.q.val() == self.st_head1.val() {
             // Beat 1 completes the header window; a DATA frame's beat 1
@@ -2117,6 +2103,48 @@ impl Logic for RxEngine {
                 self.m_watch_live.next = false;
                 self.m_watch_slot.next = self.s_rpc_slot.val();
                 self.state.d.next = self.st_head0.val();
+            }
+        }
+
+        // ---- beat 0 of the next frame: in HEAD0, or in DECIDE when the frame
+        // there is a control packet that ends there (no lookup), so a two-beat
+        // GRANT costs 2 cycles, not 3. (The pump done: the stream is at the
+        // next frame. An expiry or a released request goes first, from HEAD0.)
+        // DECIDE reads only registers this writes at the edge.
+        self.take_head.next = !self.pump_on.q.val()
+            & !self.s_expire_valid.val()
+            & !self.s_served_valid.val()
+            & ((self.state.q.val() == self.st_head0.val())
+                | ((self.state.q.val() == self.st_decide.val()) & self.ends_in_decide.q.val()));
+        if self.take_head.val() {
+            self.s_axis_tready.next = true;
+            if self.s_axis_tvalid.val() {
+                self.win0.d.next = self.swap.swapped.val();
+                self.pump_data.d.next = false;
+                self.seen_last.d.next = false;
+                self.seen_recent.d.next = false;
+                self.key.d.next = self.key_in.val();
+                self.last_match.d.next = self.last_key.q.val() == self.key_in.val();
+                self.is_data.d.next = self.fields_in.packet_type.val() == self.type_data.val();
+                self.ends_in_decide.d.next = (self.fields_in.packet_type.val()
+                    != self.type_data.val())
+                    & (self.fields_in.packet_type.val() != self.type_need_ack.val())
+                    & (self.fields_in.packet_type.val() != self.type_resend.val());
+                for e in 0..ENDPOINTS {
+                    self.match_ep[e].d.next = (self.ep_port[e].val() != 0)
+                        & (self.ep_port[e].val() == self.fields_in.dport.val());
+                }
+                for r in 0..RECENT {
+                    self.recent_match[r].d.next = self.recent_valid[r].q.val()
+                        & (self.recent[r].q.val() == self.key_in.val());
+                }
+                self.state.d.next = self.st_head1.val();
+                if self.s_axis_tlast.val() {
+                    // One beat: a control packet without a body (BUSY,
+                    // NEED_ACK, RPC_UNKNOWN); its fields all lie in it.
+                    self.win1.d.next = 0.into();
+                    self.state.d.next = self.st_decide.val();
+                }
             }
         }
 
