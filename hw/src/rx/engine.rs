@@ -475,6 +475,8 @@ pub struct RxEngine {
     ends_in_decide: DFF<bool>,
     /// The header stage takes a frame's beat 0 this cycle.
     take_head: Signal<Local, bool>,
+    /// The state after a frame's beat 0.
+    head_next: Signal<Local, Bits<5>>,
     /// The beat at the head of `pay` ends its frame.
     pay_last: Signal<Local, bool>,
     /// Where a dropped frame goes on: DRAIN, to hand the writer a job that
@@ -908,6 +910,7 @@ impl Default for RxEngine {
             wr_free: Default::default(),
             wr_idle: Default::default(),
             take_head: Default::default(),
+            head_next: Default::default(),
             is_data: Default::default(),
             ends_in_decide: Default::default(),
             pay_last: Default::default(),
@@ -1568,6 +1571,24 @@ impl Logic for RxEngine {
         self.m_cpl_valid.next = false;
 
         // ---- the state machine ----
+        // A frame's beat 0 is taken in HEAD0, or in DECIDE when the frame there
+        // is a control packet that ends there (no lookup), so a two-beat GRANT
+        // costs 2 cycles, not 3. (The pump done: the stream is at the next
+        // frame. An expiry or a released request goes first, from HEAD0.)
+        // The state's next value is set in HEAD0's and DECIDE's own branches,
+        // not over the whole machine's: yosys then mapped the machine's
+        // state mux behind it (m_evt_ready to `state`, 15 levels, not 4).
+        self.take_head.next = !self.pump_on.q.val()
+            & !self.s_expire_valid.val()
+            & !self.s_served_valid.val()
+            & ((self.state.q.val() == self.st_head0.val())
+                | ((self.state.q.val() == self.st_decide.val()) & self.ends_in_decide.q.val()));
+        // After beat 0: HEAD1, or for a one-beat frame (a control packet
+        // without a body: BUSY, NEED_ACK, RPC_UNKNOWN) DECIDE.
+        self.head_next.next = self.st_head1.val();
+        if self.s_axis_tlast.val() {
+            self.head_next.next = self.st_decide.val();
+        }
         if (self.state.q.val() == self.st_head0.val()) & self.s_expire_valid.val() {
             // An expiry goes ahead of the next frame, once the writer is
             // done (it may be writing into the pages an expiry frees).
@@ -1585,6 +1606,10 @@ impl Logic for RxEngine {
                 self.served_key.d.next = self.s_served_key.val();
                 self.last_valid.d.next = false;
                 self.state.d.next = self.st_served_remove.val();
+            }
+        } else if self.state.q.val() == self.st_head0.val() {
+            if self.take_head.val() & self.s_axis_tvalid.val() {
+                self.state.d.next = self.head_next.val();
             }
         } else if self.state.q.val() == self.st_head1.val() {
             // Beat 1 completes the header window; a DATA frame's beat 1
@@ -1688,6 +1713,9 @@ impl Logic for RxEngine {
                 self.drop_bad_range_count.d.next = self.drop_bad_range_count.q.val() + 1;
             } else if self.seen_recent.q.val() {
                 self.duplicates_count.d.next = self.duplicates_count.q.val() + 1;
+            }
+            if self.take_head.val() & self.s_axis_tvalid.val() {
+                self.state.d.next = self.head_next.val();
             }
         } else if self.state.q.val() == self.st_lookup.val() {
             self.m_rpc_valid.next = true;
@@ -2106,16 +2134,8 @@ impl Logic for RxEngine {
             }
         }
 
-        // ---- beat 0 of the next frame: in HEAD0, or in DECIDE when the frame
-        // there is a control packet that ends there (no lookup), so a two-beat
-        // GRANT costs 2 cycles, not 3. (The pump done: the stream is at the
-        // next frame. An expiry or a released request goes first, from HEAD0.)
+        // ---- beat 0 of the next frame (`take_head`, above) ----
         // DECIDE reads only registers this writes at the edge.
-        self.take_head.next = !self.pump_on.q.val()
-            & !self.s_expire_valid.val()
-            & !self.s_served_valid.val()
-            & ((self.state.q.val() == self.st_head0.val())
-                | ((self.state.q.val() == self.st_decide.val()) & self.ends_in_decide.q.val()));
         if self.take_head.val() {
             self.s_axis_tready.next = true;
             if self.s_axis_tvalid.val() {
@@ -2138,12 +2158,8 @@ impl Logic for RxEngine {
                     self.recent_match[r].d.next = self.recent_valid[r].q.val()
                         & (self.recent[r].q.val() == self.key_in.val());
                 }
-                self.state.d.next = self.st_head1.val();
                 if self.s_axis_tlast.val() {
-                    // One beat: a control packet without a body (BUSY,
-                    // NEED_ACK, RPC_UNKNOWN); its fields all lie in it.
                     self.win1.d.next = 0.into();
-                    self.state.d.next = self.st_decide.val();
                 }
             }
         }
