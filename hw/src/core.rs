@@ -219,6 +219,8 @@ pub struct HomaCore {
     endpoints_rd_data: Signal<Local, Bits<32>>,
     rd_data: DFF<Bits<32>>,
     rd_valid: DFF<bool>,
+    /// A DATA packet's event taken by the grant scheduler, last cycle.
+    data_accepted: DFF<bool>,
 }
 
 impl HomaCore {
@@ -320,6 +322,7 @@ impl HomaCore {
             endpoints_rd_data: Default::default(),
             rd_data: Default::default(),
             rd_valid: Default::default(),
+            data_accepted: Default::default(),
         }
     }
 }
@@ -332,6 +335,7 @@ impl Logic for HomaCore {
             clock,
             rd_data,
             rd_valid,
+            data_accepted,
             rx_wr_busy,
             irq_turn,
             tx_in_frame,
@@ -447,10 +451,12 @@ impl Logic for HomaCore {
         self.rx_counters.verdict.next = self.rx_parser.m_meta_reason.val();
         self.rx_counters.offset.next = self.csr_addr.val().get_bits::<8>(0);
         self.rx_counters.select.next = self.csr_page.val() == self.rx_counters_page.val();
-        // (An expired message's removal is an event too, not a packet.)
-        self.rx_counters.data_accepted.next = self.rx_engine.m_evt_valid.val()
+        // (An expired message's removal is an event too, not a packet.) Counted
+        // a cycle late: the grant scheduler's ready is 9 levels deep already.
+        self.data_accepted.d.next = self.rx_engine.m_evt_valid.val()
             & self.grant_scheduler.s_evt_ready.val()
             & !self.rx_engine.m_evt_remove.val();
+        self.rx_counters.data_accepted.next = self.data_accepted.q.val();
         self.rx_counters.path[0].next = self.rx_fifo.overflow_drops.val();
         self.rx_counters.path[1].next = self.rx_engine.messages.val();
         self.rx_counters.path[2].next = self.rx_engine.other_control.val();
