@@ -159,10 +159,11 @@
 //! RPC table's answer, came between payloads). Not yet line rate: small
 //! messages, 35 cycles for a one-packet one against 4.28 on the wire for
 //! 100 bytes (ALLOC, the wait for its payload, CPL_PAGES' 17 cycles,
-//! COMPLETE and REMOVE all run in the header stage); 2-beat GRANTs 2.8 cycles
-//! (HEAD0, HEAD1, DECIDE) against 1.82 on the wire: a burst of control
-//! frames at line rate is still absorbed by the RX FIFO (128 KiB), not kept
-//! up with. The header window is still read from beats 0 and 1 here, not
+//! COMPLETE and REMOVE all run in the header stage). 2-beat GRANTs: 2 cycles
+//! each (HEAD1, then DECIDE with the next frame's HEAD0; 2.06 measured, 2.82
+//! when DECIDE had a cycle of its own), which is the port's rate, 2 beats a
+//! frame; the wire's is 1.82, so a long burst of them at line rate still
+//! fills the MAC side's crossing FIFO. The header window is still read from beats 0 and 1 here, not
 //! from the parser's fields (the FIFO's meta channel could carry them).
 
 use rust_hdl::prelude::*;
