@@ -303,19 +303,7 @@ fn shuffled_messages(mut h: TestHost, seed: u64, rounds: usize) {
 
 /// A BUSY for RPC `id`: one beat on the wire (62 bytes).
 fn busy(id: u64) -> Vec<u8> {
-    Frame {
-        eth: EthernetHeader {
-            dst: MacAddr([2, 0, 0, 0, 0, 2]),
-            src: MacAddr([2, 0, 0, 0, 0, 1]),
-        },
-        ip: Ipv4Header::homa([10, 0, 0, 1].into(), [10, 0, 0, 2].into(), 7),
-        homa: HomaPacket {
-            common: CommonHeader::new(0x8000, 99, id, PacketType::Busy),
-            body: Body::Busy,
-        },
-    }
-    .encode()
-    .unwrap()
+    control(id, Body::Busy)
 }
 
 #[test]
@@ -363,19 +351,7 @@ fn one_beat_frames_back_to_back_are_each_judged_and_data_behind_them_arrives_who
 
 /// A NEED_ACK from the peer of `packet` for its RPC `id` (the peer's id).
 fn need_ack(id: u64) -> Vec<u8> {
-    Frame {
-        eth: EthernetHeader {
-            dst: MacAddr([2, 0, 0, 0, 0, 2]),
-            src: MacAddr([2, 0, 0, 0, 0, 1]),
-        },
-        ip: Ipv4Header::homa([10, 0, 0, 1].into(), [10, 0, 0, 2].into(), 7),
-        homa: HomaPacket {
-            common: CommonHeader::new(0x8000, 99, id, PacketType::NeedAck),
-            body: Body::NeedAck,
-        },
-    }
-    .encode()
-    .unwrap()
+    control(id, Body::NeedAck)
 }
 
 /// A control packet of `body`'s type for RPC `id` (the peer's id), from the
