@@ -38,8 +38,11 @@ python-deps:
 		$(PYTHON) -m venv $(PY_VENV) && \
 		$(PY_VENV)/bin/pip install -q --disable-pip-version-check 'pytest>=7' 'pytest-xdist>=3'; }
 
+# The Rust tests: built by `cargo test --workspace --no-run`, then the test
+# binaries run side by side, the longest first (tools/run_tests.py: cargo
+# runs them one after another, leaving a core idle behind each long one).
 test: deps vfio-deps
-	$(CARGO) test --workspace
+	CARGO=$(CARGO) $(PYTHON) tools/run_tests.py
 	@$(MAKE) --no-print-directory python-test
 
 # The Python binding, built in debug by cargo (not `maturin develop`), laid
