@@ -118,6 +118,9 @@ pub const MAX_ACTIVE: usize = 8;
 pub const MAX_PAYLOAD: u32 = 1424;
 /// Grants queued at most.
 pub const GRANT_QUEUE: usize = 16;
+/// The tunables the derived parameters come from, side by side:
+/// max_incoming (32), fifo_grant_increment (20), grant_fifo_fraction (10).
+const CFG_BITS: usize = 62;
 
 /// FSM states.
 const IDLE: u64 = 0;
@@ -426,7 +429,6 @@ pub struct GrantScheduler {
     /// FIFO grant arithmetic.
     ff_left: Signal<Local, Bits<32>>,
     ff_new: Signal<Local, Bits<LEN_BITS>>,
-    cfg_ok: Signal<Local, bool>,
     window_now: Signal<Local, Bits<32>>,
 
     // REFILL
@@ -532,8 +534,17 @@ pub struct GrantScheduler {
     // derived parameters
     dyn_window: [DFF<Bits<32>>; 9],
     fifo_threshold: DFF<Bits<32>>,
-    shadow: DFF<Bits<128>>,
-    cfg_now: Signal<Local, Bits<128>>,
+    /// The tunables the derived parameters were computed from.
+    shadow: DFF<Bits<CFG_BITS>>,
+    /// The derived-from tunables now: max_incoming, fifo_grant_increment,
+    /// grant_fifo_fraction.
+    cfg_now: Signal<Local, Bits<CFG_BITS>>,
+    /// `cfg_now == shadow` a cycle ago (and not in reset). Registered: the
+    /// 62-bit compare sat in front of `s_evt_ready`, which the RX engine
+    /// waits on. A tunable written in the cycle before an event is taken
+    /// counts for that event from the next pass on, as one written while
+    /// an event is in the works always has.
+    cfg_ok: DFF<bool>,
     pr_idx: DFF<Bits<4>>,
     pr_step: DFF<Bits<6>>,
     pr_num: DFF<Bits<32>>,
@@ -761,7 +772,6 @@ impl Default for GrantScheduler {
             rf_ent: Default::default(),
             ff_left: Default::default(),
             ff_new: Default::default(),
-            cfg_ok: Default::default(),
             window_now: Default::default(),
             refill_slot: Default::default(),
             sw_feed: Default::default(),
@@ -846,6 +856,7 @@ impl Default for GrantScheduler {
             dyn_window: Default::default(),
             fifo_threshold: Default::default(),
             shadow: Default::default(),
+            cfg_ok: Default::default(),
             cfg_now: Default::default(),
             pr_idx: Default::default(),
             pr_step: Default::default(),
@@ -998,6 +1009,7 @@ impl Logic for GrantScheduler {
             fifo_slot,
             fifo_threshold,
             shadow,
+            cfg_ok,
             pr_idx,
             pr_step,
             pr_num,
@@ -1485,10 +1497,10 @@ impl Logic for GrantScheduler {
                 | (self.total_new.val() >= self.cfg_max_incoming.val()));
 
         // ---- derived parameters ----
-        self.cfg_now.next = bit_cast::<128, 32>(self.cfg_max_incoming.val())
-            | (bit_cast::<128, 20>(self.cfg_fifo_grant_increment.val()) << 32)
-            | (bit_cast::<128, 10>(self.cfg_grant_fifo_fraction.val()) << 52);
-        self.cfg_ok.next = self.cfg_now.val() == self.shadow.q.val();
+        self.cfg_now.next = bit_cast::<CFG_BITS, 32>(self.cfg_max_incoming.val())
+            | (bit_cast::<CFG_BITS, 20>(self.cfg_fifo_grant_increment.val()) << 32)
+            | (bit_cast::<CFG_BITS, 10>(self.cfg_grant_fifo_fraction.val()) << 52);
+        self.cfg_ok.d.next = (self.cfg_now.val() == self.shadow.q.val()) & !self.reset.val();
         self.fi_lo.next = self.cfg_fifo_grant_increment.val().get_bits::<16>(0);
         self.fi_hi.next = bit_cast::<16, 4>(self.cfg_fifo_grant_increment.val().get_bits::<4>(16));
         self.fi_frac.next =
@@ -1540,7 +1552,7 @@ impl Logic for GrantScheduler {
 
         // ---- the FSM ----
         self.evt_take.next = (self.fsm.q.val() == self.st_idle.val())
-            & self.cfg_ok.val()
+            & self.cfg_ok.q.val()
             & (self.gq_count.q.val() <= 7)
             & self.cand_tree.s_ready.val()
             & !self.reset.val();
@@ -1552,7 +1564,7 @@ impl Logic for GrantScheduler {
                 self.pass_capped.d.next = self.room.val() == 0;
                 self.pass_owes.d.next = self.cleaned.q.val();
             }
-            if !self.cfg_ok.val() & self.cand_tree.s_ready.val() {
+            if !self.cfg_ok.q.val() & self.cand_tree.s_ready.val() {
                 // A tunable changed (or reset): derive again.
                 self.shadow.d.next = self.cfg_now.val();
                 self.pr_idx.d.next = 0.into();
@@ -1950,7 +1962,7 @@ impl Logic for GrantScheduler {
         self.total_incoming.next = self.total.q.val();
         self.active_count.next = self.a_n.q.val();
         self.idle.next = (self.fsm.q.val() == self.st_idle.val())
-            & self.cfg_ok.val()
+            & self.cfg_ok.q.val()
             & self.settled.val()
             & !self.wq_we.q.val();
 
