@@ -1278,9 +1278,34 @@ impl Logic for RxEngine {
         self.m_bpage_return_endpoint.next = self.endpoint.q.val();
         self.m_bpage_return_index.next = bit_cast::<16, BPAGE_BITS>(self.pages.read_data.val());
 
-        self.m_rpc_key.next = self.key.q.val();
+        // The RPC table's request, decoded from the state alone (LOOKUP,
+        // REMOVE, EXP_REMOVE, SERVED_REMOVE), not in the state machine's
+        // branches below. The key is 4 LUT levels from `state` here; the
+        // table's cycle 0 (hash, same-set compares) is the rest of its
+        // deepest path (`make synth`: 15).
+        self.m_rpc_valid.next = (self.state.q.val() == self.st_lookup.val())
+            | (self.state.q.val() == self.st_remove.val())
+            | (self.state.q.val() == self.st_exp_remove.val())
+            | (self.state.q.val() == self.st_served_remove.val());
         self.m_rpc_op.next = self.op_insert.val();
-        self.m_rpc_valid.next = false;
+        if (self.state.q.val() == self.st_lookup.val())
+            & (self.need_ack.q.val() | self.resend.q.val())
+        {
+            self.m_rpc_op.next = self.op_lookup.val();
+        }
+        if (self.state.q.val() == self.st_remove.val())
+            | (self.state.q.val() == self.st_served_remove.val())
+        {
+            self.m_rpc_op.next = self.op_remove.val();
+        }
+        self.m_rpc_key.next = self.key.q.val();
+        if self.state.q.val() == self.st_exp_remove.val() {
+            self.m_rpc_op.next = self.op_remove_slot.val();
+            self.m_rpc_key.next = bit_cast::<KEY_BITS, SLOT_BITS>(self.slot.q.val());
+        }
+        if self.state.q.val() == self.st_served_remove.val() {
+            self.m_rpc_key.next = self.served_key.q.val();
+        }
         // The RPC's key: peer IP, peer port, local port, local id.
         self.fields_in.window.next = bit_cast::<1024, 512>(self.swap.swapped.val()) << 512;
         self.key_in.next = (bit_cast::<128, 32>(self.fields_in.src_ip.val()) << 96)
@@ -1719,10 +1744,6 @@ impl Logic for RxEngine {
                 self.state.d.next = self.head_next.val();
             }
         } else if self.state.q.val() == self.st_lookup.val() {
-            self.m_rpc_valid.next = true;
-            if self.need_ack.q.val() | self.resend.q.val() {
-                self.m_rpc_op.next = self.op_lookup.val();
-            }
             if self.m_rpc_ready.val() {
                 self.state.d.next = self.st_lookup_wait.val();
             }
@@ -2004,8 +2025,6 @@ impl Logic for RxEngine {
             }
         } else if self.state.q.val() == self.st_remove.val() {
             self.last_valid.d.next = false;
-            self.m_rpc_valid.next = true;
-            self.m_rpc_op.next = self.op_remove.val();
             if self.m_rpc_ready.val() {
                 // The message is gone: the resend timer forgets it.
                 self.m_watch_valid.next = true;
@@ -2033,9 +2052,6 @@ impl Logic for RxEngine {
             }
         } else if self.state.q.val() == self.st_exp_remove.val() {
             // Free the slot by number; the table answers with its key.
-            self.m_rpc_valid.next = true;
-            self.m_rpc_op.next = self.op_remove_slot.val();
-            self.m_rpc_key.next = bit_cast::<KEY_BITS, SLOT_BITS>(self.slot.q.val());
             if self.m_rpc_ready.val() {
                 self.state.d.next = self.st_exp_remove_wait.val();
             }
@@ -2115,9 +2131,6 @@ impl Logic for RxEngine {
             }
             self.state.d.next = self.drop_to.val();
         } else if self.state.q.val() == self.st_served_remove.val() {
-            self.m_rpc_valid.next = true;
-            self.m_rpc_op.next = self.op_remove.val();
-            self.m_rpc_key.next = self.served_key.q.val();
             if self.m_rpc_ready.val() {
                 self.state.d.next = self.st_served_wait.val();
             }
