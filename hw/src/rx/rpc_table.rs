@@ -14,11 +14,12 @@
 //!
 //!   cycle 0  request accepted (`s_req_valid & s_req_ready`); its set is
 //!            hashed from `s_req_key` and presented to the four RAMs' read
-//!            ports; its set and key are compared with the two requests
-//!            ahead of it (for the bypass, below).
+//!            ports.
 //!   cycle 1  the four entries of the set are out of the RAMs; each is
-//!            compared with the key (hit) or found empty (free); that and
-//!            what the write made at the last edge (B's) did are registered.
+//!            compared with the key (hit) or found empty (free); its set
+//!            and key are compared with the two requests ahead of it (for
+//!            the bypass, below); that and what the write made at the last
+//!            edge (B's) did are registered.
 //!   cycle 2  the verdicts corrected by B's write, then by the write made
 //!            at the last edge (A's); at most one write is decided (INSERT into the lowest free way, or
 //!            REMOVE of the hit way) and happens at the end of this cycle,
@@ -37,8 +38,11 @@
 //! at that edge. So request n's read misses two writes: the one made at that
 //! very edge (by the request then in cycle 2, "B", two ahead or more) and the
 //! one made at the next edge (by the request then in cycle 1, "A", right
-//! ahead). Each is bypassed where it becomes known: in cycle 0 request n
-//! compares its set and key with A's (in cycle 1) and with B's (in cycle 2);
+//! ahead). Each is bypassed where it becomes known: in cycle 1 request n
+//! compares its set and key with A's (then in cycle 2) and with B's (past
+//! it: its set in `s3_set`, its key in the response register); the pipeline
+//! never stalls, so these are the requests that were one and two ahead when
+//! n was accepted;
 //! the write made at the last edge (`bp_*`: way, INSERT or REMOVE) is B's
 //! while n is in cycle 1 (registered then, applied in cycle 2) and A's while
 //! n is in cycle 2, and overrides the RAM's verdict for that one way each time: after an INSERT the way is
@@ -47,7 +51,9 @@
 //! write per cycle, two writes in flight: nothing else can be missed.
 //! Bypassing compare results (bits) instead of entries (129 bits) keeps wide
 //! muxes off the path from the RAM through the compare to the write enable;
-//! the 128-bit key compares it costs sit in cycle 0, beside the hash. The
+//! the 128-bit key compares it costs sit in cycle 1, between registers
+//! (in cycle 0, behind the hash of a key the RX engine muxes, they made
+//! the table's path 14-15 levels). The
 //! block testbench drives same-set sequences back to back and one apart, and
 //! counts them.
 //!
@@ -273,13 +279,11 @@ pub struct RpcTable {
     s1_key: DFF<Bits<128>>,
     /// `set_index(s1_key)`: the set whose entries the RAMs now show.
     s1_set: DFF<Bits<SET_BITS>>,
-    /// It has the set / the key of the request that was in cycle 2 when it
-    /// was accepted (B, whose write `bp_*` now holds).
-    s1_same_set_b: DFF<bool>,
-    s1_same_key_b: DFF<bool>,
-    /// ... and of the one that was in cycle 1 then (A), for cycle 2.
-    s1_same_set_a: DFF<bool>,
-    s1_same_key_a: DFF<bool>,
+    /// It has the set / the key of B (the request two ahead, whose write
+    /// `bp_*` now holds): B's set is in `s3_set`, its key (when it
+    /// inserted, the one case the key matters) in the response register.
+    same_set_b: Signal<Local, bool>,
+    same_key_b: Signal<Local, bool>,
 
     /// REMOVE_SLOT: the entry's key as the RAM read it, corrected by B's
     /// write.
@@ -290,8 +294,12 @@ pub struct RpcTable {
     s2_op: DFF<Bits<2>>,
     s2_key: DFF<Bits<128>>,
     s2_set: DFF<Bits<SET_BITS>>,
+    /// It has the set / the key of A (the request right ahead, whose write
+    /// comes at the end of this cycle 1), compared in cycle 1.
     s2_same_set_a: DFF<bool>,
     s2_same_key_a: DFF<bool>,
+    /// The set of the request past cycle 2 (B, for the request in cycle 1).
+    s3_set: DFF<Bits<SET_BITS>>,
     /// Way w's entry is valid; its key's 32-bit quarter c equals the
     /// request's (`s2_eq[4 * w + c]`): the compare, split so that it fits
     /// cycle 1 and is finished in cycle 2.
@@ -392,16 +400,15 @@ impl Default for RpcTable {
             s1_op: Default::default(),
             s1_key: Default::default(),
             s1_set: Default::default(),
-            s1_same_set_b: Default::default(),
-            s1_same_key_b: Default::default(),
-            s1_same_set_a: Default::default(),
-            s1_same_key_a: Default::default(),
+            same_set_b: Default::default(),
+            same_key_b: Default::default(),
             s2_valid: Default::default(),
             s2_op: Default::default(),
             s2_key: Default::default(),
             s2_set: Default::default(),
             s2_same_set_a: Default::default(),
             s2_same_key_a: Default::default(),
+            s3_set: Default::default(),
             s2_entry_valid: Default::default(),
             s2_slot_key: Default::default(),
             slot_key: Default::default(),
@@ -453,16 +460,13 @@ impl Logic for RpcTable {
             s1_op,
             s1_key,
             s1_set,
-            s1_same_set_b,
-            s1_same_key_b,
-            s1_same_set_a,
-            s1_same_key_a,
             s2_valid,
             s2_op,
             s2_key,
             s2_set,
             s2_same_set_a,
             s2_same_key_a,
+            s3_set,
             s2_b_hit,
             s2_b_free,
             bp_insert,
@@ -504,16 +508,17 @@ impl Logic for RpcTable {
         self.s1_op.d.next = self.s_req_op.val();
         self.s1_key.d.next = self.s_req_key.val();
         self.s1_set.d.next = self.req_at.val();
-        // Against A (now in cycle 1) and B (now in cycle 2), whose writes
-        // this request's RAM read will miss.
-        self.s1_same_set_a.d.next = self.req_at.val() == self.s1_set.q.val();
-        self.s1_same_key_a.d.next = self.s_req_key.val() == self.s1_key.q.val();
-        self.s1_same_set_b.d.next = self.req_at.val() == self.s2_set.q.val();
-        self.s1_same_key_b.d.next = self.s_req_key.val() == self.s2_key.q.val();
 
         // ---- cycle 1: compare the set's entries with the key; B's write ----
         // (B's correction is applied in cycle 2, before A's: the compare
-        // fills cycle 1.)
+        // fills cycle 1.) The request against B and A, whose writes its RAM
+        // read missed: registers only, one pipeline step on from where
+        // they were when it was accepted (the pipeline never stalls).
+        self.same_set_b.next = self.s1_set.q.val() == self.s3_set.q.val();
+        self.same_key_b.next = self.s1_key.q.val() == self.rsp_key.q.val();
+        self.s2_same_set_a.d.next = self.s1_set.q.val() == self.s2_set.q.val();
+        self.s2_same_key_a.d.next = self.s1_key.q.val() == self.s2_key.q.val();
+        self.s3_set.d.next = self.s2_set.q.val();
         for w in 0..4 {
             self.ways[w].read_clock.next = self.clock.val();
             self.ways[w].write_clock.next = self.clock.val();
@@ -526,7 +531,7 @@ impl Logic for RpcTable {
                     == self.s1_key.q.val().get_bits::<32>(32 * c);
             }
             self.s2_sel_b[w].clock.next = self.clock.val();
-            self.s2_sel_b[w].d.next = self.bp_we[w].q.val() & self.s1_same_set_b.q.val();
+            self.s2_sel_b[w].d.next = self.bp_we[w].q.val() & self.same_set_b.val();
         }
         // REMOVE_SLOT's way's key: the RAM's, unless B inserted into that
         // very way (B's key is in the response register now).
@@ -541,7 +546,7 @@ impl Logic for RpcTable {
         self.s2_slot_key.d.next = self.s1_slot_key.val();
         for w in 0..4 {
             if self.bp_we[w].q.val()
-                & self.s1_same_set_b.q.val()
+                & self.same_set_b.val()
                 & self.bp_insert.q.val()
                 & (self.s1_key.q.val().get_bits::<WAY_BITS>(0) == w.to_bits::<WAY_BITS>())
             {
@@ -549,14 +554,12 @@ impl Logic for RpcTable {
             }
         }
         // What B's write makes of the way it wrote.
-        self.s2_b_hit.d.next = self.bp_insert.q.val() & self.s1_same_key_b.q.val();
+        self.s2_b_hit.d.next = self.bp_insert.q.val() & self.same_key_b.val();
         self.s2_b_free.d.next = !self.bp_insert.q.val();
         self.s2_valid.d.next = self.s1_valid.q.val();
         self.s2_op.d.next = self.s1_op.q.val();
         self.s2_key.d.next = self.s1_key.q.val();
         self.s2_set.d.next = self.s1_set.q.val();
-        self.s2_same_set_a.d.next = self.s1_same_set_a.q.val();
-        self.s2_same_key_a.d.next = self.s1_same_key_a.q.val();
 
         // ---- cycle 2: A's write, then the decision ----
         for w in 0..4 {
