@@ -1280,9 +1280,9 @@ impl Logic for RxEngine {
 
         // The RPC table's request, decoded from the state alone (LOOKUP,
         // REMOVE, EXP_REMOVE, SERVED_REMOVE), not in the state machine's
-        // branches below. The key is 4 LUT levels from `state` here; the
-        // table's cycle 0 (hash, same-set compares) is the rest of its
-        // deepest path (`make synth`: 15).
+        // branches below. The key is 4 LUT levels from `state` here, and
+        // the table hashes it in its cycle 0 (its compares with the requests
+        // ahead wait for cycle 1, between registers).
         self.m_rpc_valid.next = (self.state.q.val() == self.st_lookup.val())
             | (self.state.q.val() == self.st_remove.val())
             | (self.state.q.val() == self.st_exp_remove.val())
