@@ -7,9 +7,10 @@ for seconds), leaving the second core idle: measured, 1.6 of 2 cores busy.
 This script builds the tests with cargo, then runs the binaries itself, as
 many at once as there are cores, the longest first, each as `cargo test`
 would (working directory its package's root, CARGO_MANIFEST_DIR and
-CARGO_PKG_NAME set, and .cargo/config.toml's [env]), and prints each binary's whole output when it ends, so
-the log reads as cargo's does. Then the doc tests, through cargo. Exit status
-non-zero when any test fails; the failing binaries are named at the end.
+CARGO_PKG_NAME set, and .cargo/config.toml's [env]), and prints each
+binary's whole output when it ends, so the log reads as cargo's does. Then
+the doc tests, through cargo. Exit status non-zero when any test fails; the
+failing binaries are named at the end.
 
     tools/run_tests.py [--jobs N] [BINARY ...] [-- ARGS FOR EVERY TEST BINARY]
 
@@ -30,6 +31,7 @@ import threading
 import time
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 
 # Measured on 7 December 2026 (debug build, 2 cores), the binaries of 10 s
 # and more: on a fresh clone they start first, so none of them is left to run
@@ -43,11 +45,24 @@ SLOW_FIRST = [
 RESULT = re.compile(r"^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored")
 
 
+class TestBinary(NamedTuple):
+    name: str  # the target's name: card_rx, homa_hw, ...
+    src: str  # its source, relative to the package: tests/card_rx.rs
+    exe: str
+    package_dir: str
+    package: str  # the package's name, as CARGO_PKG_NAME
+
+    @property
+    def key(self):
+        """Its entry in target/test-durations.json."""
+        return f"{self.package_dir}:{self.src}"
+
+
 def build(cargo, root):
-    """Builds every test binary; returns [(name, source, executable, package dir)]."""
+    """Builds every test binary; returns a TestBinary for each."""
     cmd = [cargo, "test", "--workspace", "--no-run", "--message-format=json-render-diagnostics"]
     proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.PIPE, text=True)
-    binaries = []
+    binaries, names = [], {}
     for line in proc.stdout:
         msg = json.loads(line)
         if msg.get("reason") == "compiler-message":
@@ -58,21 +73,16 @@ def build(cargo, root):
         if not msg.get("executable"):
             continue
         target = msg["target"]
-        package = os.path.dirname(msg["manifest_path"])
-        src = os.path.relpath(target["src_path"], package)
-        binaries.append((target["name"], src, msg["executable"], package, msg["package_id"]))
+        manifest = msg["manifest_path"]
+        if manifest not in names:
+            with open(manifest, "rb") as f:
+                names[manifest] = tomllib.load(f)["package"]["name"]
+        package_dir = os.path.dirname(manifest)
+        binaries.append(TestBinary(target["name"], os.path.relpath(target["src_path"], package_dir),
+                                   msg["executable"], package_dir, names[manifest]))
     if proc.wait() != 0:
         sys.exit(f"run_tests: `{' '.join(cmd)}` failed")
     return binaries
-
-
-def package_name(package_id):
-    # "path+file:///work/main/hw-sim#homa-hw-sim@0.1.0" or the older
-    # "homa-hw-sim 0.1.0 (path+file://...)".
-    if "#" in package_id:
-        tail = package_id.rsplit("#", 1)[1]
-        return tail.split("@", 1)[0] if "@" in tail else os.path.basename(package_id.split("#")[0])
-    return package_id.split(" ", 1)[0]
 
 
 def config_env(root):
@@ -85,16 +95,12 @@ def config_env(root):
     return {k: v if isinstance(v, str) else v["value"] for k, v in table.items()}
 
 
-def run_binary(binary, args, root):
-    name, src, exe, package, package_id = binary
-    env = config_env(root)
-    env.update(os.environ)
-    env["CARGO_MANIFEST_DIR"] = package
-    env["CARGO_PKG_NAME"] = package_name(package_id)
-    deps = os.path.join(root, "target", "debug", "deps")
-    env["LD_LIBRARY_PATH"] = deps + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+def run_binary(binary, args, base_env):
+    env = dict(base_env)
+    env["CARGO_MANIFEST_DIR"] = binary.package_dir
+    env["CARGO_PKG_NAME"] = binary.package
     start = time.monotonic()
-    proc = subprocess.run([exe] + args, cwd=package, env=env,
+    proc = subprocess.run([binary.exe] + args, cwd=binary.package_dir, env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           errors="replace")
     return proc.returncode, proc.stdout, time.monotonic() - start
@@ -115,10 +121,16 @@ def main():
 
     binaries = build(cargo, root)
     if opts.binaries:
-        unknown = set(opts.binaries) - {b[0] for b in binaries}
+        unknown = set(opts.binaries) - {b.name for b in binaries}
         if unknown:
             sys.exit(f"run_tests: no test binary named {', '.join(sorted(unknown))}")
-        binaries = [b for b in binaries if b[0] in opts.binaries]
+        binaries = [b for b in binaries if b.name in opts.binaries]
+    # What every binary's environment starts from (cargo's [env] does not
+    # override what is already set).
+    base_env = config_env(root)
+    base_env.update(os.environ)
+    deps = os.path.join(root, "target", "debug", "deps")
+    base_env["LD_LIBRARY_PATH"] = deps + os.pathsep + base_env.get("LD_LIBRARY_PATH", "")
     durations_path = os.path.join(root, "target", "test-durations.json")
     try:
         with open(durations_path) as f:
@@ -127,10 +139,9 @@ def main():
         last = {}
 
     def expected(b):
-        key = f"{b[3]}:{b[1]}"
-        if key in last:
-            return last[key]
-        return 1000 - SLOW_FIRST.index(b[0]) if b[0] in SLOW_FIRST else 0
+        if b.key in last:
+            return last[b.key]
+        return 1000 - SLOW_FIRST.index(b.name) if b.name in SLOW_FIRST else 0
 
     binaries.sort(key=expected, reverse=True)
     lock = threading.Lock()
@@ -139,20 +150,20 @@ def main():
     start = time.monotonic()
 
     def one(binary):
-        rc, out, seconds = run_binary(binary, opts.args, root)
-        rel = os.path.relpath(binary[2], root)
+        rc, out, seconds = run_binary(binary, opts.args, base_env)
+        rel = os.path.relpath(binary.exe, root)
         with lock:
-            print(f"     Running {binary[1]} ({rel}) [{seconds:.1f} s]")
+            print(f"     Running {binary.src} ({rel}) [{seconds:.1f} s]")
             sys.stdout.write(out)
             sys.stdout.flush()
-            durations[f"{binary[3]}:{binary[1]}"] = round(seconds, 2)
+            durations[binary.key] = round(seconds, 2)
             for line in out.splitlines():
                 m = RESULT.match(line)
                 if m:
                     for i in range(3):
                         totals[i] += int(m.group(i + 1))
             if rc != 0:
-                failed.append(f"{os.path.relpath(binary[3], root)}: {binary[1]}")
+                failed.append(f"{os.path.relpath(binary.package_dir, root)}: {binary.src}")
 
     with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
         list(pool.map(one, binaries))
