@@ -568,6 +568,7 @@ void {name}_trace_close(void* p) {{
             ""
         },
     );
+    s.push_str(&input_snapshots(name, ports));
     for p in ports {
         let sim = format!("auto* s = static_cast<{name}_sim*>(p);");
         let field = format!("s->model->{}", p.name);
@@ -602,6 +603,57 @@ void {name}_trace_close(void* p) {{
     }
     s.push_str("}\n");
     s
+}
+
+/// The inputs but the clock, as `Sim` saves them to replay a run
+/// (`Model::save_inputs`): `{name}_input_words`, `{name}_inputs_save` and
+/// `{name}_inputs_load`, each port in 32-bit words, low word first.
+fn input_snapshots(name: &str, ports: &[Port]) -> String {
+    let (mut save, mut load) = (String::new(), String::new());
+    let mut at = 0;
+    for p in ports.iter().filter(|p| p.input && p.name != "clock") {
+        let field = format!("s->model->{}", p.name);
+        match p.width {
+            0..=32 => {
+                let _ = write!(save, " w[{at}] = {field};");
+                let _ = write!(
+                    load,
+                    " if ({field} != w[{at}]) {{ {field} = w[{at}]; s->dirty = true; }}"
+                );
+            }
+            33..=64 => {
+                let _ = write!(
+                    save,
+                    " w[{at}] = (uint32_t){field}; w[{}] = (uint32_t)({field} >> 32);",
+                    at + 1
+                );
+                let _ = write!(
+                    load,
+                    " {{ uint64_t v = w[{at}] | (uint64_t)w[{}] << 32; if ({field} != v) {{ {field} = v; s->dirty = true; }} }}",
+                    at + 1
+                );
+            }
+            _ => {
+                let n = words32(p.width);
+                let _ = write!(
+                    save,
+                    " for (int i = 0; i < {n}; i++) w[{at} + i] = {field}[i];"
+                );
+                let _ = write!(
+                    load,
+                    " for (int i = 0; i < {n}; i++) if ({field}[i] != w[{at} + i]) {{ {field}[i] = w[{at} + i]; s->dirty = true; }}"
+                );
+            }
+        }
+        at += words32(p.width);
+    }
+    let sim = format!("auto* s = static_cast<{name}_sim*>(p);");
+    format!(
+        "int {name}_input_words() {{ return {at}; }}
+         void {name}_inputs_save(void* p, uint32_t* w) {{ {sim}{save} }}
+         void {name}_inputs_load(void* p, const uint32_t* w) {{ {sim}{load} }}
+"
+    )
 }
 
 fn rust_type(width: usize) -> String {
@@ -703,6 +755,9 @@ pub mod {name} {{
     fn {name}_trace_open(p: *mut c_void, path: *const c_char) -> i32;
     fn {name}_trace_dump(p: *mut c_void, time: u64);
     fn {name}_trace_close(p: *mut c_void);
+    fn {name}_input_words() -> i32;
+    fn {name}_inputs_save(p: *mut c_void, w: *mut u32);
+    fn {name}_inputs_load(p: *mut c_void, w: *const u32);
 {externs}    }}
 
     /// One instance of the model. Not `Sync`: Verilator models are driven from one thread.
@@ -734,6 +789,15 @@ pub mod {name} {{
         fn trace_open(&mut self, path: &std::ffi::CStr) -> i32 {{ unsafe {{ {name}_trace_open(self.raw, path.as_ptr()) }} }}
         fn trace_dump(&mut self, time: u64) {{ unsafe {{ {name}_trace_dump(self.raw, time) }} }}
         fn trace_close(&mut self) {{ unsafe {{ {name}_trace_close(self.raw) }} }}
+        fn input_words() -> usize {{ unsafe {{ {name}_input_words() as usize }} }}
+        fn save_inputs(&self, w: &mut [u32]) {{
+            assert_eq!(w.len(), Self::input_words());
+            unsafe {{ {name}_inputs_save(self.raw, w.as_mut_ptr()) }}
+        }}
+        fn load_inputs(&mut self, w: &[u32]) {{
+            assert_eq!(w.len(), Self::input_words());
+            unsafe {{ {name}_inputs_load(self.raw, w.as_ptr()) }}
+        }}
     }}
 
     impl Drop for {ty} {{

@@ -95,7 +95,7 @@ pub struct SimBackend {
 
 impl SimBackend {
     /// A card fresh out of reset, its DMA on the default link (see
-    /// `LinkConfig`: through the PCIe requester's RTL), its waveform kept
+    /// `LinkConfig`: through the PCIe requester's RTL), its waveform written
     /// only if the thread panics.
     pub fn new() -> Self {
         let n = UNNAMED_CARDS.fetch_add(1, Ordering::Relaxed);
@@ -103,8 +103,8 @@ impl SimBackend {
         Self::with_link(&name, LinkConfig::default())
     }
 
-    /// A card whose waveform is kept in `target/vcd/<name>.vcd` only if the
-    /// thread panics (a failing test).
+    /// A card whose waveform is written to `target/vcd/<name>.vcd` only if
+    /// the thread panics (a failing test).
     pub fn traced_on_failure(name: &str) -> Self {
         Self::with_link(name, LinkConfig::default())
     }

@@ -154,7 +154,8 @@ pub struct Card {
 
 impl Card {
     /// A card whose core has been reset, with empty host memory; its
-    /// waveform is kept in `target/vcd/<name>.vcd` only if the thread panics.
+    /// waveform is written to `target/vcd/<name>.vcd` only if the thread
+    /// panics (`Sim::traced_on_failure`).
     pub fn new(name: &str, link: impl Into<LinkConfig>) -> Card {
         Self::build(name, true, link.into())
     }
@@ -168,8 +169,8 @@ impl Card {
     }
 
     /// As [`Card::new`] without the waveform (unless `HOMA_VCD` asks for
-    /// one): tracing every signal costs most of the simulation's time, so
-    /// long runs (the demo, benchmarks) use this.
+    /// one): long runs (the demo, benchmarks) do not keep their inputs for
+    /// a waveform that would cover only their first 200,000 cycles anyway.
     pub fn untraced(name: &str, link: impl Into<LinkConfig>) -> Card {
         Self::build(name, false, link.into())
     }

@@ -17,9 +17,9 @@
 //! offers the card's wires, nothing above them.
 //!
 //! Waveforms: set `HOMA_VCD=DIR` to trace every simulation into DIR, or build
-//! a [`Sim`] with [`Sim::traced_on_failure`] (its first `TRACE_ON_FAILURE_CYCLES`)
-//! to keep a trace only when the test
-//! panics. VCD time is in picoseconds with a 4 ns (250 MHz) clock.
+//! a [`Sim`] with [`Sim::traced_on_failure`] to get a trace (of its first
+//! `TRACE_ON_FAILURE_CYCLES`) only when the test panics. VCD time is in
+//! picoseconds with a 4 ns (250 MHz) clock.
 
 pub mod axis;
 pub mod bar_link;
@@ -87,6 +87,13 @@ pub trait Model {
     /// input changed (the next [`Model::rise`] raises it again).
     fn show_clock_low(&mut self);
     fn set_clock(&mut self, v: bool);
+    /// How many 32-bit words hold every input but the clock.
+    fn input_words() -> usize;
+    /// Copies every input but the clock into `w` (`input_words()` long), in
+    /// port order; ports wider than 32 bits take several words, low first.
+    fn save_inputs(&self, w: &mut [u32]);
+    /// Drives every input but the clock from `w`, as the setters would.
+    fn load_inputs(&mut self, w: &[u32]);
     /// Starts a VCD trace: 0 on success.
     fn trace_open(&mut self, path: &std::ffi::CStr) -> i32;
     fn trace_dump(&mut self, time_ps: u64);
@@ -112,27 +119,47 @@ pub enum TraceError {
 pub struct Sim<M: Model> {
     model: M,
     cycle: u64,
-    trace: Option<Trace>,
+    /// The VCD being written ([`Sim::trace_to`], `HOMA_VCD`).
+    trace: Option<PathBuf>,
+    /// The inputs, kept to write a VCD if the test fails ([`Sim::traced_on_failure`]).
+    recording: Option<InputLog>,
     /// Clock every edge the reference way (see [`Sim::set_reference_edges`]).
     reference_edges: bool,
 }
 
-struct Trace {
+/// Every input of a model at every clock edge, from its creation: enough to
+/// run the simulation again, edge for edge, into a VCD. A model's state is
+/// a function of its inputs at each rising edge alone (its registers see
+/// nothing else, and a new model starts from the same state), so the
+/// replayed waveform is the one a trace written all along would have been,
+/// value for value (`tests/waveform.rs` checks it).
+///
+/// Why not write the VCD as the test runs and delete it when the test
+/// passes: dumping every signal at both edges was most of the time of the
+/// tests that did it (`card_tx` 29 s with it, 10 s without; `dead_peer` 88
+/// and 51; on 7 December 2026), for a file almost never kept. Saving the
+/// inputs costs one copy of a few dozen words an edge.
+struct InputLog {
     path: PathBuf,
-    /// Delete the file on drop unless the thread is panicking.
-    keep_only_on_failure: bool,
-    /// Closed at `TRACE_ON_FAILURE_CYCLES` (traces kept only on failure).
-    stopped: bool,
+    /// The inputs when the model was created.
+    first: Vec<u32>,
+    /// The inputs at the last edge logged.
+    last: Vec<u32>,
+    /// Scratch for the inputs at this edge.
+    now: Vec<u32>,
+    /// Per edge: a mask of the input words that changed since the edge
+    /// before (`mask_words` words, bit i of the mask for word i), then the
+    /// words that changed, in order.
+    edges: Vec<u32>,
+    mask_words: usize,
+    logged: u64,
 }
 
-/// Cycles a trace kept only on failure covers, from the start (800 us of
+/// Cycles a waveform written on failure covers, from the start (800 us of
 /// the card's time): a VCD of every signal of a card grows by megabytes per
 /// thousand cycles, and a long lossy run that fails must not fill the disk.
-/// Tracing is also most of a traced test's time: at 1,000,000 cycles
-/// `card_rpc`, `card_tx` and `dead_peer` took 21, 16 and 25 s, at 200,000
-/// 18, 11 and 20 (untraced 9.5, 7 and 13). The runs are deterministic, so a
-/// failure past the window is traced whole by running it again with
-/// `HOMA_VCD` set (the failure message says so).
+/// The runs are deterministic, so a failure past the window is traced whole
+/// by running it again with `HOMA_VCD` set (the failure message says so).
 pub const TRACE_ON_FAILURE_CYCLES: u64 = 200_000;
 
 static SIM_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -140,41 +167,53 @@ static SIM_COUNTER: AtomicU64 = AtomicU64::new(0);
 impl<M: Model> Sim<M> {
     /// A new model with its clock low, traced into `$HOMA_VCD/` when that is set.
     pub fn new(name: &str) -> Self {
-        let mut sim = Sim {
-            model: M::new(),
-            cycle: 0,
-            trace: None,
-            reference_edges: false,
-        };
-        sim.model.set_clock(false);
-        sim.model.eval();
+        let mut sim = Self::untraced();
         if let Some(dir) = std::env::var_os("HOMA_VCD") {
             let n = SIM_COUNTER.fetch_add(1, Ordering::Relaxed);
             let path = Path::new(&dir).join(format!("{name}-{n}.vcd"));
-            if let Err(e) = sim.trace_to(&path, false) {
+            if let Err(e) = sim.trace_to(&path) {
                 tracing::warn!("HOMA_VCD set but tracing failed: {e}");
             }
         }
         sim
     }
 
-    /// A new model traced into `target/vcd/<name>.vcd`; the file is deleted
-    /// when the `Sim` is dropped, unless the thread is panicking (a failing
-    /// test), in which case its path is printed.
+    fn untraced() -> Self {
+        let mut sim = Sim {
+            model: M::new(),
+            cycle: 0,
+            trace: None,
+            recording: None,
+            reference_edges: false,
+        };
+        sim.model.set_clock(false);
+        sim.model.eval();
+        sim
+    }
+
+    /// A new model whose waveform is written to `target/vcd/<name>.vcd` if
+    /// the thread panics (a failing test) while it is dropped, and its path
+    /// printed; nothing is written otherwise (see [`InputLog`]).
     pub fn traced_on_failure(name: &str) -> Self {
         let mut sim: Sim<M> = Sim::new(name);
         if sim.trace.is_none() {
-            let dir = vcd_dir();
-            let path = dir.join(format!("{name}.vcd"));
-            if let Err(e) = sim.trace_to(&path, true) {
-                tracing::warn!("tracing failed: {e}");
-            }
+            let mut first = vec![0; M::input_words()];
+            sim.model.save_inputs(&mut first);
+            sim.recording = Some(InputLog {
+                path: vcd_dir().join(format!("{name}.vcd")),
+                last: first.clone(),
+                now: first.clone(),
+                mask_words: first.len().div_ceil(32),
+                first,
+                edges: Vec::new(),
+                logged: 0,
+            });
         }
         sim
     }
 
     /// Starts writing a VCD of every signal to `path`.
-    pub fn trace_to(&mut self, path: &Path, keep_only_on_failure: bool) -> Result<(), TraceError> {
+    pub fn trace_to(&mut self, path: &Path) -> Result<(), TraceError> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|source| TraceError::Io {
                 path: parent.to_path_buf(),
@@ -188,17 +227,18 @@ impl<M: Model> Sim<M> {
         if self.model.trace_open(&c) != 0 {
             return Err(TraceError::Open(path.to_path_buf()));
         }
-        self.trace = Some(Trace {
-            path: path.to_path_buf(),
-            keep_only_on_failure,
-            stopped: false,
-        });
+        self.trace = Some(path.to_path_buf());
+        self.recording = None;
         Ok(())
     }
 
-    /// Where the trace goes, if tracing.
+    /// Where the trace goes (or would go, on failure), if tracing.
     pub fn trace_path(&self) -> Option<&Path> {
-        self.trace.as_ref().map(|t| t.path.as_path())
+        match (&self.trace, &self.recording) {
+            (Some(path), _) => Some(path),
+            (None, Some(log)) => Some(&log.path),
+            (None, None) => None,
+        }
     }
 
     /// Settles combinational logic after inputs changed, without a clock
@@ -225,14 +265,12 @@ impl<M: Model> Sim<M> {
     pub fn tick(&mut self) {
         let t = self.cycle * CLOCK_PERIOD_PS;
         self.cycle += 1;
-        if let Some(trace) = &mut self.trace {
-            if trace.keep_only_on_failure && !trace.stopped && self.cycle > TRACE_ON_FAILURE_CYCLES
-            {
-                self.model.trace_close();
-                trace.stopped = true;
+        if let Some(log) = &mut self.recording {
+            if log.logged < TRACE_ON_FAILURE_CYCLES {
+                log.log_edge(&self.model);
             }
         }
-        let tracing = self.trace.as_ref().is_some_and(|t| !t.stopped);
+        let tracing = self.trace.is_some();
         if self.reference_edges || !M::fast_edge() {
             // The falling edge and the inputs set since the last tick settle
             // together (registers only act on rising edges); then the rising
@@ -283,30 +321,86 @@ impl<M: Model> DerefMut for Sim<M> {
 
 impl<M: Model> Drop for Sim<M> {
     fn drop(&mut self) {
-        let Some(trace) = self.trace.take() else {
-            return;
-        };
-        if !trace.stopped {
+        if self.trace.take().is_some() {
             self.model.trace_dump(self.cycle * CLOCK_PERIOD_PS);
             self.model.trace_close();
         }
-        if std::thread::panicking() {
-            eprintln!(
-                "waveform of the failing simulation: {} (cycle {}{})",
-                trace.path.display(),
-                self.cycle,
-                if trace.stopped {
-                    format!(
-                        "; the waveform holds its first {TRACE_ON_FAILURE_CYCLES} cycles: \
-                         run the test again with HOMA_VCD=DIR for all of them"
-                    )
-                } else {
-                    String::new()
-                }
-            );
-        } else if trace.keep_only_on_failure {
-            let _ = std::fs::remove_file(&trace.path);
+        if let Some(log) = self.recording.take() {
+            if std::thread::panicking() {
+                self.write_failure_waveform(log);
+            }
         }
+    }
+}
+
+impl<M: Model> Sim<M> {
+    /// Runs the logged inputs through a new model of the same design, traced.
+    fn write_failure_waveform(&mut self, mut log: InputLog) {
+        let whole = log.logged == self.cycle;
+        let mut replay: Sim<M> = Sim::untraced();
+        replay.reference_edges = self.reference_edges;
+        replay.model.load_inputs(&log.first);
+        if let Err(e) = replay.trace_to(&log.path) {
+            eprintln!("no waveform of the failing simulation: {e}");
+            return;
+        }
+        let mut at = 0;
+        let mut inputs = log.first.clone();
+        for _ in 0..log.logged {
+            at = log.apply_edge(at, &mut inputs);
+            replay.model.load_inputs(&inputs);
+            replay.tick();
+        }
+        if whole {
+            // Inputs set after the last edge show in the VCD's last values.
+            self.model.save_inputs(&mut log.now);
+            replay.model.load_inputs(&log.now);
+        }
+        drop(replay);
+        eprintln!(
+            "waveform of the failing simulation: {} (cycle {}{})",
+            log.path.display(),
+            self.cycle,
+            if whole {
+                String::new()
+            } else {
+                format!(
+                    "; the waveform holds its first {TRACE_ON_FAILURE_CYCLES} cycles: \
+                     run the test again with HOMA_VCD=DIR for all of them"
+                )
+            }
+        );
+    }
+}
+
+impl InputLog {
+    /// Logs the inputs `model` has at this edge.
+    fn log_edge<M: Model>(&mut self, model: &M) {
+        model.save_inputs(&mut self.now);
+        let mask_at = self.edges.len();
+        self.edges.resize(mask_at + self.mask_words, 0);
+        for (i, (now, last)) in self.now.iter().zip(&self.last).enumerate() {
+            if now != last {
+                self.edges[mask_at + i / 32] |= 1 << (i % 32);
+                self.edges.push(*now);
+            }
+        }
+        std::mem::swap(&mut self.now, &mut self.last);
+        self.logged += 1;
+    }
+
+    /// Applies the edge logged at `at` in `edges` to `inputs`; returns where
+    /// the next edge starts.
+    fn apply_edge(&self, at: usize, inputs: &mut [u32]) -> usize {
+        let mask = &self.edges[at..at + self.mask_words];
+        let mut next = at + self.mask_words;
+        for (i, input) in inputs.iter_mut().enumerate() {
+            if mask[i / 32] & (1 << (i % 32)) != 0 {
+                *input = self.edges[next];
+                next += 1;
+            }
+        }
+        next
     }
 }
 
