@@ -122,3 +122,28 @@ fn bpages_free_counts_a_push_read_right_after_it() {
     );
     assert_eq!(seen, [1, 2, 3, 4], "count read right after each push");
 }
+
+/// Writing RX_AREA forgets the pages pushed before it, the one pushed just
+/// before included, and none pushed after: the pool takes the host's pushes
+/// and its clear in the order the host wrote them.
+#[test]
+fn an_rx_area_write_forgets_the_pages_pushed_before_it_and_only_those() {
+    let network = Arc::new(Mutex::new(SimNetwork::new(
+        "driver_rx_area_clear",
+        1,
+        LinkConfig::default(),
+    )));
+    let device = Device::open(SimBackend::on_network(&network, 0)).unwrap();
+    let block = device.endpoint(0).unwrap();
+    for page in 0..3 {
+        block.push_bpage(page).unwrap();
+    }
+    block.set_rx_area(0x4000_0000).unwrap();
+    block.push_bpage(7).unwrap();
+    device.backend().advance(10);
+    assert_eq!(
+        block.bpages_free().unwrap(),
+        1,
+        "the pages pushed before the RX_AREA write forgotten, the one after it held"
+    );
+}

@@ -419,7 +419,7 @@ impl Logic for HomaCore {
             self.rx_engine.ep_restart[e].next = self.endpoints[e].port_written.val();
             self.rx_engine.ep_generation[e].next = self.endpoints[e].generation.val();
             self.cpl_writer.restart[e].next = self.endpoints[e].restart.val();
-            self.bpage_pool.clear[e].next = self.endpoints[e].area_written.val();
+            self.bpage_pool.clear[e].next = self.endpoints[e].bpages_clear.val();
         }
         self.endpoints_rd_data.next = self.endpoints[0].rd_data.val()
             | self.endpoints[1].rd_data.val()
@@ -527,7 +527,8 @@ impl Logic for HomaCore {
         self.bpage_pool.pop.next = self.rx_engine.bpage_pop.val();
         self.rx_engine.bpage_valid.next = self.bpage_pool.head_valid.val();
         self.rx_engine.bpage_index.next = self.bpage_pool.head_index.val();
-        // One CSR write per cycle: at most one endpoint pushes a bpage. The
+        // One CSR write per cycle: at most one endpoint pushes a bpage (a
+        // cycle after the write, from its register). The
         // RX engine returns an expired message's bpages in the cycles the
         // host does not push.
         self.bpage_pool.push_valid.next = self.rx_engine.m_bpage_return_valid.val();
@@ -542,7 +543,7 @@ impl Logic for HomaCore {
             if self.endpoints[e].bpage_push.val() {
                 self.bpage_pool.push_valid.next = true;
                 self.bpage_pool.push_endpoint.next = e.to_bits();
-                self.bpage_pool.push_index.next = self.csr_wr_data.val().get_bits::<16>(0);
+                self.bpage_pool.push_index.next = self.endpoints[e].bpage_push_index.val();
                 self.rx_engine.m_bpage_return_ready.next = false;
             }
             if self.rx_engine.sel_endpoint.val().index() == e {

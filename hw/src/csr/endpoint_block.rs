@@ -8,9 +8,14 @@
 //! with the write; TX_CONSUMER and CPL_PRODUCER where they live, a cycle
 //! later on `restart`), so a reopened
 //! endpoint's new rings start where the host starts them. Writing RX_AREA
-//! (either half) empties the endpoint's bpage pool (`area_written`): the
+//! (either half) empties the endpoint's bpage pool (`bpages_clear`): the
 //! pages it held were indices into the area being replaced. (The host
 //! registers the area and hands over its pages before it writes the port.)
+//! A page pushed (RX_BPAGE_PUSH) and the pool's clear are both handed on a
+//! cycle after their writes, from registers: the pool sees them in the
+//! host's order, and the CSR decode ends here, not behind the core's push
+//! arbitration and the pool's full check (9 LUT levels at 7d6baee, with the
+//! register in the pool; 10 without one).
 //! `generation` counts the writes (wrapping): state the card keeps for an
 //! RPC records the generation it began in, and state of an earlier one
 //! belongs to an endpoint that has gone, even when the port came back.
@@ -69,7 +74,8 @@ pub struct EndpointBlock {
     pub tx_consumer: Signal<In, Bits<32>>,
     /// From the completion writer: completions written.
     pub cpl_producer: Signal<In, Bits<32>>,
-    /// One cycle per write to RX_BPAGE_PUSH, with the page index written.
+    /// One cycle per write to RX_BPAGE_PUSH, the cycle after it, with the
+    /// page index written.
     pub bpage_push: Signal<Out, bool>,
     pub bpage_push_index: Signal<Out, Bits<16>>,
     /// From the bpage pool: pages held for this endpoint.
@@ -80,13 +86,17 @@ pub struct EndpointBlock {
     /// `port_written`, a cycle later (registered: for the blocks far from
     /// the CSR decode, whose ring indices restart then).
     pub restart: Signal<Out, bool>,
-    /// High for the cycle RX_AREA_LO or RX_AREA_HI is written.
-    pub area_written: Signal<Out, bool>,
+    /// High for the cycle after RX_AREA_LO or RX_AREA_HI is written: forget
+    /// every page pushed before the write.
+    pub bpages_clear: Signal<Out, bool>,
     /// PORT writes so far, wrapping.
     pub generation: Signal<Out, Bits<GENERATION_BITS>>,
     header: RegisterBlockHeader,
     generation_count: DFF<Bits<GENERATION_BITS>>,
     restart_pulse: DFF<bool>,
+    push_pulse: DFF<bool>,
+    push_index: DFF<Bits<16>>,
+    clear_pulse: DFF<bool>,
     regs: [DFF<Bits<32>>; RW],
     first: Constant<Bits<8>>,
     offset_tx_consumer: Constant<Bits<8>>,
@@ -135,7 +145,10 @@ impl EndpointBlock {
             port_written: Default::default(),
             restart: Default::default(),
             restart_pulse: Default::default(),
-            area_written: Default::default(),
+            bpages_clear: Default::default(),
+            push_pulse: Default::default(),
+            push_index: Default::default(),
+            clear_pulse: Default::default(),
             generation: Default::default(),
             generation_count: Default::default(),
             header: RegisterBlockHeader::new(
@@ -158,13 +171,22 @@ impl EndpointBlock {
 impl Logic for EndpointBlock {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, generation_count, restart_pulse);
+        dff_setup!(
+            self,
+            clock,
+            generation_count,
+            restart_pulse,
+            push_pulse,
+            push_index,
+            clear_pulse
+        );
         self.port_written.next =
             self.select.val() & self.wr_en.val() & (self.offset.val() == self.first.val());
-        self.area_written.next = self.select.val()
+        self.clear_pulse.d.next = self.select.val()
             & self.wr_en.val()
             & ((self.offset.val() == self.offset_area_lo.val())
                 | (self.offset.val() == self.offset_area_hi.val()));
+        self.bpages_clear.next = self.clear_pulse.q.val();
         self.header.offset.next = self.offset.val();
         self.header.select.next = self.select.val();
         self.rd_data.next = self.header.rd_data.val();
@@ -207,10 +229,13 @@ impl Logic for EndpointBlock {
         self.generation.next = self.generation_count.q.val();
         self.restart_pulse.d.next = self.port_written.val() & !self.reset.val();
         self.restart.next = self.restart_pulse.q.val();
-        self.bpage_push.next = self.select.val()
+        self.push_pulse.d.next = self.select.val()
             & self.wr_en.val()
-            & (self.offset.val() == self.offset_bpage_push.val());
-        self.bpage_push_index.next = self.wr_data.val().get_bits::<16>(0);
+            & (self.offset.val() == self.offset_bpage_push.val())
+            & !self.reset.val();
+        self.bpage_push.next = self.push_pulse.q.val();
+        self.push_index.d.next = self.wr_data.val().get_bits::<16>(0);
+        self.bpage_push_index.next = self.push_index.q.val();
         // Named views, in RW_REGISTERS order.
         self.port.next = self.regs[0].q.val().get_bits::<16>(0);
         self.tx_ring.next = (bit_cast::<64, 32>(self.regs[2].q.val()) << 32)

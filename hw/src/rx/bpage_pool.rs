@@ -7,10 +7,13 @@
 //! Here the host pushes a page index with a CSR write (`RX_BPAGE_PUSH`), the
 //! RX engine pops one per new message, and the completion carries its offset.
 //!
-//! One block RAM holds a ring of `SLOTS` indices per endpoint. A push is
-//! registered as it comes in (`in_*`: the host's pushes arrive behind the
-//! CSR page decode, and the ring's full check behind them made the path 10
-//! LUT levels) and written at the next edge. A pushed index becomes poppable
+//! One block RAM holds a ring of `SLOTS` indices per endpoint. The host's
+//! pushes come from a register in its endpoint's CSR block (behind the CSR
+//! page decode, the ring's full check made the path 10 LUT levels), the RX
+//! engine's from its own, so a push is written at the edge it is offered.
+//! (A register here instead cost the host a cycle it does not have: a read
+//! of RX_BPAGES_FREE right after the push must count it, `driver/tests/
+//! rx_area.rs`.) A pushed index becomes poppable
 //! one cycle after its write (`available` is computed from registered
 //! counts), so a pop never reads an entry in the cycle it is written (the
 //! RAM would return the old one). Pushes into a full ring are
@@ -55,9 +58,6 @@ pub struct BpagePool {
     /// Pushes refused because the ring was full (wraps).
     pub overflows: Signal<Out, Bits<32>>,
 
-    in_valid: DFF<bool>,
-    in_endpoint: DFF<Bits<2>>,
-    in_index: DFF<Bits<16>>,
     ram: RAM<Bits<16>, 12>,
     head: [DFF<Bits<11>>; ENDPOINTS],
     tail: [DFF<Bits<11>>; ENDPOINTS],
@@ -91,9 +91,6 @@ impl Default for BpagePool {
             clear: Default::default(),
             free: Default::default(),
             overflows: Default::default(),
-            in_valid: Default::default(),
-            in_endpoint: Default::default(),
-            in_index: Default::default(),
             ram: Default::default(),
             head: Default::default(),
             tail: Default::default(),
@@ -111,10 +108,7 @@ impl Default for BpagePool {
 impl Logic for BpagePool {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, overflow_count, in_valid, in_endpoint, in_index);
-        self.in_valid.d.next = self.push_valid.val() & !self.reset.val();
-        self.in_endpoint.d.next = self.push_endpoint.val();
-        self.in_index.d.next = self.push_index.val();
+        dff_setup!(self, clock, overflow_count);
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
         self.sel_head.next = 0.into();
@@ -133,7 +127,7 @@ impl Logic for BpagePool {
                 self.sel_head.next = self.head[e].q.val();
                 self.sel_count.next = self.count[e].q.val();
             }
-            if self.in_endpoint.q.val().index() == e {
+            if self.push_endpoint.val().index() == e {
                 self.push_tail.next = self.tail[e].q.val();
                 self.push_count.next = self.tail[e].q.val() - self.head[e].q.val();
             }
@@ -144,11 +138,11 @@ impl Logic for BpagePool {
         self.head_index.next = self.ram.read_data.val();
         self.head_valid.next = self.sel_count.val() != 0;
 
-        self.ram.write_address.next = (bit_cast::<12, 2>(self.in_endpoint.q.val()) << 10)
+        self.ram.write_address.next = (bit_cast::<12, 2>(self.push_endpoint.val()) << 10)
             | bit_cast::<12, 10>(self.push_tail.val().get_bits::<10>(0));
-        self.ram.write_data.next = self.in_index.q.val();
+        self.ram.write_data.next = self.push_index.val();
         self.ram.write_enable.next = false;
-        if self.in_valid.q.val() {
+        if self.push_valid.val() {
             if self.push_count.val() < self.slots.val() {
                 self.ram.write_enable.next = true;
             } else {
@@ -156,9 +150,9 @@ impl Logic for BpagePool {
             }
         }
         for e in 0..ENDPOINTS {
-            if self.in_valid.q.val()
+            if self.push_valid.val()
                 & (self.push_count.val() < self.slots.val())
-                & (self.in_endpoint.q.val().index() == e)
+                & (self.push_endpoint.val().index() == e)
             {
                 self.tail[e].d.next = self.tail[e].q.val() + 1;
             }
