@@ -102,12 +102,7 @@ fn a_request_lands_in_the_peers_rx_area_and_its_bpage_comes_back() {
 /// push (the core once reported a count delayed by a cycle).
 #[test]
 fn bpages_free_counts_a_push_read_right_after_it() {
-    let network = Arc::new(Mutex::new(SimNetwork::new(
-        "driver_bpage_push_read",
-        1,
-        LinkConfig::default(),
-    )));
-    let device = Device::open(SimBackend::on_network(&network, 0)).unwrap();
+    let device = one_card("driver_bpage_push_read");
     let block = device.endpoint(0).unwrap();
     let mut seen = Vec::new();
     for page in 0..4 {
@@ -128,12 +123,7 @@ fn bpages_free_counts_a_push_read_right_after_it() {
 /// and its clear in the order the host wrote them.
 #[test]
 fn an_rx_area_write_forgets_the_pages_pushed_before_it_and_only_those() {
-    let network = Arc::new(Mutex::new(SimNetwork::new(
-        "driver_rx_area_clear",
-        1,
-        LinkConfig::default(),
-    )));
-    let device = Device::open(SimBackend::on_network(&network, 0)).unwrap();
+    let device = one_card("driver_rx_area_clear");
     let block = device.endpoint(0).unwrap();
     for page in 0..3 {
         block.push_bpage(page).unwrap();
@@ -146,4 +136,10 @@ fn an_rx_area_write_forgets_the_pages_pushed_before_it_and_only_those() {
         1,
         "the pages pushed before the RX_AREA write forgotten, the one after it held"
     );
+}
+
+/// A device on a network of one simulated card.
+fn one_card(name: &str) -> Device {
+    let network = Arc::new(Mutex::new(SimNetwork::new(name, 1, LinkConfig::default())));
+    Device::open(SimBackend::on_network(&network, 0)).unwrap()
 }
