@@ -135,10 +135,10 @@ pub struct Sim<M: Model> {
 /// value for value (`tests/waveform.rs` checks it).
 ///
 /// Why not write the VCD as the test runs and delete it when the test
-/// passes: dumping every signal at both edges was most of the time of the
-/// tests that did it (`card_tx` 29 s with it, 10 s without; `dead_peer` 88
-/// and 51; on 7 December 2026), for a file almost never kept. Saving the
-/// inputs costs one copy of a few dozen words an edge.
+/// passes: dumping every signal at both edges was up to two thirds of the
+/// time of the tests that did it (`card_tx` 29 s with it, 10 s without;
+/// `dead_peer` 88 and 51; 8 December 2026), for a file almost never kept.
+/// Saving the inputs costs one copy of a few dozen words an edge.
 struct InputLog {
     path: PathBuf,
     /// The inputs when the model was created.

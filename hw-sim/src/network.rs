@@ -149,7 +149,7 @@ pub struct SimNetwork {
 }
 
 impl SimNetwork {
-    /// `count` fresh cards (named `<name>-<i>` for their waveforms, kept
+    /// `count` fresh cards (named `<name>-<i>` for their waveforms, written
     /// only if the thread panics) on links of the default rate and delay,
     /// each with its DMA over `link` (`LinkConfig::default()`: the TLP link).
     pub fn new(name: &str, count: usize, link: LinkConfig) -> SimNetwork {
@@ -162,8 +162,9 @@ impl SimNetwork {
         )
     }
 
-    /// As [`SimNetwork::new`] with cards that keep no waveform
-    /// ([`Card::untraced`]): several times faster, for long runs.
+    /// As [`SimNetwork::new`] with cards that keep no inputs for a waveform
+    /// ([`Card::untraced`]): for long runs, whose waveform on failure would
+    /// cover only their start.
     pub fn untraced(name: &str, count: usize, link: LinkConfig) -> SimNetwork {
         Self::build(
             name,
