@@ -568,7 +568,6 @@ void {name}_trace_close(void* p) {{
             ""
         },
     );
-    s.push_str(&input_snapshots(name, ports));
     for p in ports {
         let sim = format!("auto* s = static_cast<{name}_sim*>(p);");
         let field = format!("s->model->{}", p.name);
@@ -601,58 +600,47 @@ void {name}_trace_close(void* p) {{
             );
         }
     }
+    s.push_str(&input_snapshots(name, ports));
     s.push_str("}\n");
     s
 }
 
 /// The inputs but the clock, as `Sim` saves them to replay a run
 /// (`Model::save_inputs`): `{name}_input_words`, `{name}_inputs_save` and
-/// `{name}_inputs_load`, each port in 32-bit words, low word first.
+/// `{name}_inputs_load`, each port in 32-bit words, low word first, through
+/// the ports' own accessors.
 fn input_snapshots(name: &str, ports: &[Port]) -> String {
     let (mut save, mut load) = (String::new(), String::new());
     let mut at = 0;
     for p in ports.iter().filter(|p| p.input && p.name != "clock") {
-        let field = format!("s->model->{}", p.name);
+        let port = &p.name;
         match p.width {
             0..=32 => {
-                let _ = write!(save, " w[{at}] = {field};");
-                let _ = write!(
-                    load,
-                    " if ({field} != w[{at}]) {{ {field} = w[{at}]; s->dirty = true; }}"
-                );
+                let _ = write!(save, " w[{at}] = (uint32_t){name}_get_{port}(p);");
+                let _ = write!(load, " {name}_set_{port}(p, w[{at}]);");
             }
             33..=64 => {
+                let hi = at + 1;
                 let _ = write!(
                     save,
-                    " w[{at}] = (uint32_t){field}; w[{}] = (uint32_t)({field} >> 32);",
-                    at + 1
+                    " {{ uint64_t v = {name}_get_{port}(p); w[{at}] = (uint32_t)v; w[{hi}] = (uint32_t)(v >> 32); }}"
                 );
                 let _ = write!(
                     load,
-                    " {{ uint64_t v = w[{at}] | (uint64_t)w[{}] << 32; if ({field} != v) {{ {field} = v; s->dirty = true; }} }}",
-                    at + 1
+                    " {name}_set_{port}(p, w[{at}] | (uint64_t)w[{hi}] << 32);"
                 );
             }
             _ => {
-                let n = words32(p.width);
-                let _ = write!(
-                    save,
-                    " for (int i = 0; i < {n}; i++) w[{at} + i] = {field}[i];"
-                );
-                let _ = write!(
-                    load,
-                    " for (int i = 0; i < {n}; i++) if ({field}[i] != w[{at} + i]) {{ {field}[i] = w[{at} + i]; s->dirty = true; }}"
-                );
+                let _ = write!(save, " {name}_get_{port}(p, w + {at});");
+                let _ = write!(load, " {name}_set_{port}(p, w + {at});");
             }
         }
         at += words32(p.width);
     }
-    let sim = format!("auto* s = static_cast<{name}_sim*>(p);");
     format!(
-        "int {name}_input_words() {{ return {at}; }}
-         void {name}_inputs_save(void* p, uint32_t* w) {{ {sim}{save} }}
-         void {name}_inputs_load(void* p, const uint32_t* w) {{ {sim}{load} }}
-"
+        "int {name}_input_words() {{ return {at}; }}\n\
+         void {name}_inputs_save(void* p, uint32_t* w) {{{save} }}\n\
+         void {name}_inputs_load(void* p, const uint32_t* w) {{{load} }}\n"
     )
 }
 

@@ -148,10 +148,9 @@ struct InputLog {
     /// Scratch for the inputs at this edge.
     now: Vec<u32>,
     /// Per edge: a mask of the input words that changed since the edge
-    /// before (`mask_words` words, bit i of the mask for word i), then the
-    /// words that changed, in order.
+    /// before (`mask_words()` words, bit i of the mask for word i), then
+    /// the words that changed, in order.
     edges: Vec<u32>,
-    mask_words: usize,
     logged: u64,
 }
 
@@ -203,7 +202,6 @@ impl<M: Model> Sim<M> {
                 path: vcd_dir().join(format!("{name}.vcd")),
                 last: first.clone(),
                 now: first.clone(),
-                mask_words: first.len().div_ceil(32),
                 first,
                 edges: Vec::new(),
                 logged: 0,
@@ -374,11 +372,15 @@ impl<M: Model> Sim<M> {
 }
 
 impl InputLog {
+    fn mask_words(&self) -> usize {
+        self.first.len().div_ceil(32)
+    }
+
     /// Logs the inputs `model` has at this edge.
     fn log_edge<M: Model>(&mut self, model: &M) {
         model.save_inputs(&mut self.now);
         let mask_at = self.edges.len();
-        self.edges.resize(mask_at + self.mask_words, 0);
+        self.edges.resize(mask_at + self.mask_words(), 0);
         for (i, (now, last)) in self.now.iter().zip(&self.last).enumerate() {
             if now != last {
                 self.edges[mask_at + i / 32] |= 1 << (i % 32);
@@ -392,8 +394,8 @@ impl InputLog {
     /// Applies the edge logged at `at` in `edges` to `inputs`; returns where
     /// the next edge starts.
     fn apply_edge(&self, at: usize, inputs: &mut [u32]) -> usize {
-        let mask = &self.edges[at..at + self.mask_words];
-        let mut next = at + self.mask_words;
+        let mask = &self.edges[at..at + self.mask_words()];
+        let mut next = at + self.mask_words();
         for (i, input) in inputs.iter_mut().enumerate() {
             if mask[i / 32] & (1 << (i % 32)) != 0 {
                 *input = self.edges[next];
